@@ -72,11 +72,13 @@ SCENARIO = SCENARIOS["default"]
 TARGET_RATIO = 1.0  # issue 18: the engine as fast per I/O as the plain M/M/1 per customer
 # issue 35: a native-speed engine, medians of 3 series of 7 rounds
 NATIVE_TARGETS = {"default": 10.0, "32hosts": 5.0}
-# The event machinery's modules: the kernel's clock, queue, signals and waits (one module,
-# simcache.sim.components.kernel, in engines before 2026-11-29); the kernel's detached generators
-# count as model code, as they did before.
+# The event machinery's modules: the kernel's clock (its stop polls and queue reads split out of it
+# since), queue, signals and waits (one module, simcache.sim.components.kernel, in engines before
+# 2026-11-29); the kernel's detached generators count as model code, as they did before.
 KERNEL_MODULES = (
     "simcache.sim.kernel.clock",
+    "simcache.sim.kernel.stopping",
+    "simcache.sim.kernel.entries",
     "simcache.sim.kernel.signals",
     "simcache.sim.kernel.heap",
     "simcache.sim.kernel.waits",

@@ -16,7 +16,8 @@ from simcache.cli.outputs import output_file
 from simcache.report.run_report import text_table
 from simcache.spec import TRACE_FORMATS, load_scenario
 from simcache.traces.formats import load_trace, parse_option
-from simcache.workloads.ingest.fit import compare, fit_trace
+from simcache.workloads.ingest.compare import compare
+from simcache.workloads.ingest.fit import fit_trace
 from simcache.workloads.ingest.imported import Imported, import_workload
 
 __all__ = ["run_compare_trace", "run_fit", "run_import"]
@@ -123,7 +124,7 @@ def run_compare_trace(args: argparse.Namespace) -> int:
     """Each open-loop group next to the trace device of its name (the whole trace when no device
     has it).
 
-    The table (:func:`~simcache.workloads.ingest.fit.compare`) has 100 ms rows (busiest 100 ms,
+    The table (:func:`~simcache.workloads.ingest.compare.compare`) has 100 ms rows (busiest 100 ms,
     dispersion of the 100 ms counts) when the trace's timestamps are that fine, the inter-arrival
     time's mean and SCV when they are finer than a second, and both read and all-I/O hit ratios.
     """

@@ -29,19 +29,10 @@ from simcache.estimate.theory.stations import (
     Step,
 )
 from simcache.physics.array import (
-    SeekCurve,
     cache_ack_seconds,
     chunk_copies,
-    drive_seek_curve,
-    flash_op_seconds,
-    mean_transfer_seconds,
-    queued_positioning_moments,
     read_modify_write,
-    revolution_seconds,
-    seek_span,
     span_fraction,
-    spindle_op_seconds,
-    spindle_op_variance,
     stripe_width,
 )
 from simcache.physics.cluster import (
@@ -53,6 +44,17 @@ from simcache.physics.cluster import (
     read_channel_seconds,
     tier_service_seconds,
     write_channel_seconds,
+)
+from simcache.physics.drive import (
+    SeekCurve,
+    drive_seek_curve,
+    flash_op_seconds,
+    mean_transfer_seconds,
+    queued_positioning_moments,
+    revolution_seconds,
+    seek_span,
+    spindle_op_seconds,
+    spindle_op_variance,
 )
 from simcache.spec import Scenario
 
@@ -147,7 +149,7 @@ class ServiceTimes:
         self.overhead = drive.overhead
         self.span = seek_span(span_fraction(array, scenario.data_bytes))
         # Zoned recording: the mean seconds per byte over the span the data covers
-        # (simcache.physics.array.zone_rate).
+        # (simcache.physics.drive.zone_rate).
         self.media = 1.0 / mean_transfer_seconds(1.0, drive.media_rate, drive.inner_rate, self.span)
         # A reordering drive (command_queueing > 1): the positioning of a random operation is the
         # least of the commands it chooses among, as many as the closed loops keep outstanding per
@@ -343,7 +345,7 @@ class ServiceTimes:
         if request is None:
             # The runs are equal: the request is `runs` times one run's operations, of the same mean
             # and variance. The runs land on `touched` of the stripe width's spindle groups; each
-            # group's elevator sweeps its share in one pass (simcache.physics.array.elevator_order):
+            # group's elevator sweeps its share in one pass (simcache.physics.drive.elevator_order):
             # the first seek from wherever its head was (random), the others across the sorted gaps,
             # span / (share + 1) apart.
             run = batch / runs

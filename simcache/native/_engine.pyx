@@ -71,7 +71,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from simcache.sim.kernel.clock import StopWithinEvent, trigger
+from simcache.sim.kernel.clock import trigger
+from simcache.sim.kernel.stopping import StopWithinEvent
 from simcache.sim.kernel.signals import Signal, process_now
 
 _LOSS_POLICIES = ("write_through", "degrade", "stall")  # VmState.on_peer_loss: LOSS_*

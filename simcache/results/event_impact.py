@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from simcache.results.assessed import event_span_end
-from simcache.results.result import Result, censored_percentiles
+from simcache.results.result import Result
+from simcache.results.summary import censored_percentiles
 from simcache.sim.stream import BUCKETS, StreamStats, percentile_of_counts
 
 __all__ = ["LATENCY_FIGURES", "PHASES", "EventImpact", "event_impacts", "impacts_json"]

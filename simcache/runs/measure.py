@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from simcache.base.metrics import PERCENTILES, RECORD_METRICS, VALIDITY
-from simcache.results.result import Result, censored_percentiles
+from simcache.results.result import Result
+from simcache.results.summary import censored_percentiles
 from simcache.spec import Selection
 
 __all__ = ["measure"]

@@ -101,13 +101,10 @@ from simcache.physics.locality import MAX_BLOCKS
 from simcache.sim.built import Model
 from simcache.sim.collect import PATH_HIT, PATH_MISS, PATH_REMOTE_HIT, PATH_WRITE
 from simcache.sim.host_events import vmotion_streams
-from simcache.sim.kernel.clock import (
-    URGENT,
-    StopWithinEvent,
-    check_not_cut_short,
-    first_queued,
-)
+from simcache.sim.kernel.clock import URGENT
+from simcache.sim.kernel.entries import first_queued
 from simcache.sim.kernel.signals import Signal
+from simcache.sim.kernel.stopping import StopWithinEvent, check_not_cut_short
 from simcache.spec import (
     ArrayDegraded,
     ArrayRebuild,

@@ -79,7 +79,7 @@ _VALUES = np.concatenate(
 )
 
 BATCHES = 10
-"""Time batches of the batch-means CI (as :func:`simcache.results.result._batch_means_ci`)."""
+"""Time batches of the batch-means CI (as :func:`simcache.results.summary._batch_means_ci`)."""
 
 
 def bucket_of(values_ms: np.ndarray) -> np.ndarray:

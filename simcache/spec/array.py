@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from simcache.physics.array import drive_seek_curve, revolution_seconds
+from simcache.physics.drive import drive_seek_curve, revolution_seconds
 from simcache.spec.components import LinkSpec
 from simcache.spec.fields import (
     Bytes,
@@ -89,13 +89,13 @@ class DriveSpec(_Profiled):
     distance)."""
     full_seek: PositiveSeconds | None = None
     """Full-stroke seek from the datasheet. Unset: twice ``avg_seek`` (an assumption; see
-    simcache.physics.array.default_full_seek)."""
+    simcache.physics.drive.default_full_seek)."""
     media_rate: PositiveRate
     """Sustained media rate at the outer diameter (the datasheet's maximum sustained transfer
     rate)."""
     inner_rate: PositiveRate | None = None
     """Sustained media rate at the inner diameter (the datasheet's minimum); the rate in between
-    follows the radius (zoned recording, see simcache.physics.array.zone_rate). Unset:
+    follows the radius (zoned recording, see simcache.physics.drive.zone_rate). Unset:
     ``media_rate`` over the whole stroke."""
     capacity: PositiveBytes
     queue_depth: Annotated[

@@ -9,7 +9,7 @@ import pytest
 
 import simcache
 from simcache import estimate
-from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,11 +28,11 @@ def test_the_estimate_prices_the_least_of_the_candidates_and_follows_the_simulat
     )
     drive = scenario.array.drive
     assert drive.rpm is not None
-    revolution = array_physics.revolution_seconds(drive.rpm)
-    positioning, _ = array_physics.queued_positioning_moments(
-        array_physics.drive_seek_curve(drive), 1.0, revolution, drive.overhead, 8, True
+    revolution = drive_physics.revolution_seconds(drive.rpm)
+    positioning, _ = drive_physics.queued_positioning_moments(
+        drive_physics.drive_seek_curve(drive), 1.0, revolution, drive.overhead, 8, True
     )
-    service = positioning + array_physics.mean_transfer_seconds(
+    service = positioning + drive_physics.mean_transfer_seconds(
         4096, drive.media_rate, drive.inner_rate, 1.0
     )
     estimated_ms = estimate(scenario).mean_ms("all", "read")
@@ -60,13 +60,13 @@ def test_the_estimate_counts_only_the_commands_the_drive_holds() -> None:
     )
     drive = scenario.array.drive
     assert drive.rpm is not None
-    revolution = array_physics.revolution_seconds(drive.rpm)
-    curve = array_physics.drive_seek_curve(drive)
-    transfer = array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
-    four, _ = array_physics.queued_positioning_moments(
+    revolution = drive_physics.revolution_seconds(drive.rpm)
+    curve = drive_physics.drive_seek_curve(drive)
+    transfer = drive_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
+    four, _ = drive_physics.queued_positioning_moments(
         curve, 1.0, revolution, drive.overhead, 4, True
     )
-    eight, _ = array_physics.queued_positioning_moments(
+    eight, _ = drive_physics.queued_positioning_moments(
         curve, 1.0, revolution, drive.overhead, 8, True
     )
     assert eight < 0.9 * four

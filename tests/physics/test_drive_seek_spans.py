@@ -19,7 +19,7 @@ from support.paths import ROOT
 
 import simcache
 from simcache.estimate import estimate
-from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
@@ -40,11 +40,11 @@ def test_every_drive_profile_curve_holds_its_datasheet_figures(name: str) -> Non
     """Track-to-track = settle, full stroke = full_seek (or its default), mean over the whole
     stroke = avg_seek."""
     drive = drive_profile(name)
-    curve = array_physics.drive_seek_curve(drive)
+    curve = drive_physics.drive_seek_curve(drive)
     full = (
         drive.full_seek
         if drive.full_seek is not None
-        else array_physics.default_full_seek(drive.avg_seek)
+        else drive_physics.default_full_seek(drive.avg_seek)
     )
     assert curve(curve.track) == pytest.approx(drive.settle, rel=1e-9)
     assert curve(1.0) == pytest.approx(full, rel=1e-9)
@@ -71,12 +71,12 @@ def test_random_reads_over_a_span_seek_the_curves_mean_over_it(
     service = np.array(
         [array.read(float(i), 0, int(o), 4096) - i for i, o in enumerate(offsets[1:], start=1)]
     )
-    curve = array_physics.drive_seek_curve(drive)
+    curve = drive_physics.drive_seek_curve(drive)
     expected = (
         curve.moments(span)[0]
-        + array_physics.revolution_seconds(drive.rpm) / 2.0
+        + drive_physics.revolution_seconds(drive.rpm) / 2.0
         + overhead
-        + array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, span)
+        + drive_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, span)
     )
     error = service.std(ddof=1) / math.sqrt(len(service))
     assert abs(service.mean() - expected) < 5 * error, (service.mean(), expected, error)
@@ -88,14 +88,14 @@ def test_a_span_of_half_the_drive_seeks_shorter_than_the_datasheet_average() -> 
     curve's mean at 0.5), and without a command overhead the read pays none. Closed form against
     numerical quadrature of the curve over the distance density ``2 (1 - x / s) / s``."""
     drive = drive_profile("sata-7200")
-    curve = array_physics.drive_seek_curve(drive)
+    curve = drive_physics.drive_seek_curve(drive)
     x = np.linspace(0.0, 0.5, 400_001)
     density = 2.0 * (1.0 - x / 0.5) / 0.5
     quadrature = float(np.trapezoid(np.array([curve(v) for v in x]) * density, x))
     assert curve.moments(0.5)[0] == pytest.approx(quadrature, rel=1e-3)
     assert curve.moments(0.5)[0] < 0.8 * drive.avg_seek
     # The same reads over a whole 1 TB drive of the same figures seek the datasheet average.
-    whole = array_physics.drive_seek_curve(drive.model_copy(update={"capacity": 10**12}))
+    whole = drive_physics.drive_seek_curve(drive.model_copy(update={"capacity": 10**12}))
     assert whole.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9)
 
 
@@ -113,8 +113,8 @@ def test_the_estimate_adds_the_command_overhead_to_each_random_read() -> None:
     theory_ms = 1e3 * (
         drive.avg_seek
         + drive.overhead
-        + array_physics.revolution_seconds(drive.rpm) / 2.0
-        + array_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
+        + drive_physics.revolution_seconds(drive.rpm) / 2.0
+        + drive_physics.mean_transfer_seconds(4096, drive.media_rate, drive.inner_rate, 1.0)
     )
     assert theory_ms < with_overhead < theory_ms * 1.01
 
@@ -130,19 +130,19 @@ def test_queued_positioning_by_seek_is_the_nearest_candidates_seek_and_half_a_tu
     monotone function): within ``(e span / 2 + top) / steps``. One candidate: the closed form,
     a random seek (SeekCurve.moments) plus the overhead and an independent uniform wait."""
     e, revolution, overhead, steps = 0.012, 60.0 / 7200, 0.2e-3, 240
-    line = array_physics.SeekCurve(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, e)
+    line = drive_physics.SeekCurve(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, e)
     assert line.seconds(0.5) == e * 0.5
     for span in (1.0, 0.25):
         bound = (e * span / 2 + e * span + overhead) / steps
         for n in (2, 8, 31):
-            mean, _ = array_physics.queued_positioning_moments(
+            mean, _ = drive_physics.queued_positioning_moments(
                 line, span, revolution, overhead, n, True, steps
             )
             theory = overhead + e * span * nearest_distance_mean(n) + revolution / 2
             assert abs(mean - theory) < bound, (span, n, mean, theory, bound)
-    curve = array_physics.drive_seek_curve(drive_profile("sata-7200"))
+    curve = drive_physics.drive_seek_curve(drive_profile("sata-7200"))
     seek, seek_square = curve.moments(0.5)
-    mean, square = array_physics.queued_positioning_moments(
+    mean, square = drive_physics.queued_positioning_moments(
         curve, 0.5, revolution, overhead, 1, False
     )
     assert mean == pytest.approx(seek + overhead + revolution / 2, rel=1e-12)
@@ -155,7 +155,7 @@ def test_queued_positioning_by_seek_is_the_nearest_candidates_seek_and_half_a_tu
         + revolution**2 / 3,
         rel=1e-12,
     )
-    assert array_physics.queued_positioning_moments(curve, 0.5, revolution, overhead, 1, True) == (
+    assert drive_physics.queued_positioning_moments(curve, 0.5, revolution, overhead, 1, True) == (
         mean,
         square,
     )

@@ -18,6 +18,7 @@ import simcache
 from simcache.estimate.layout import Layout
 from simcache.physics import array as array_physics
 from simcache.physics import cluster as physics
+from simcache.physics import drive as drive_physics
 from simcache.physics.cluster import PortName
 from simcache.sim.components.array import Array
 from simcache.sim.components.link import FlowNetwork, Port
@@ -208,30 +209,30 @@ def test_spindle_operation_moments_over_random_distances() -> None:
     """Over span x |U1 - U2| the seek's mean and mean square are the curve's closed-form moments;
     a uniform rotational latency adds revolution / 2 and revolution^2 / 12 (checked by sampling
     at 4 standard errors)."""
-    curve = array_physics.seek_curve(0.5e-3, 8.5e-3, 17e-3, 1e-6)
-    span, revolution = 0.3, array_physics.revolution_seconds(7200)
+    curve = drive_physics.seek_curve(0.5e-3, 8.5e-3, 17e-3, 1e-6)
+    span, revolution = 0.3, drive_physics.revolution_seconds(7200)
     assert revolution == 60.0 / 7200
     u = np.random.default_rng(1).random((3, 200_000))
     seeks = np.array([curve(span * abs(a - b)) for a, b in u[:2].T])
     services = seeks + u[2] * revolution
     samples = [
-        array_physics.spindle_op_seconds(
+        drive_physics.spindle_op_seconds(
             curve(span * abs(a - b)), r * revolution, 0.0, revolution, False
         )
         for a, b, r in u.T[:1000]
     ]
     np.testing.assert_array_equal(samples, services[:1000])
     seek_mean, seek_square = curve.moments(span)
-    mean = array_physics.spindle_op_seconds(seek_mean, revolution / 2.0, 0.0, revolution, False)
-    variance = array_physics.spindle_op_variance(seek_mean, seek_square, revolution)
+    mean = drive_physics.spindle_op_seconds(seek_mean, revolution / 2.0, 0.0, revolution, False)
+    variance = drive_physics.spindle_op_variance(seek_mean, seek_square, revolution)
     standard_error = math.sqrt(variance / services.size)
     assert abs(services.mean() - mean) < 4 * standard_error
     assert services.var() == pytest.approx(variance, rel=0.02)
 
 
 def test_read_modify_write_adds_a_revolution_and_a_second_transfer() -> None:
-    assert array_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, False) == 1e-3 + 2e-3 + 3e-4
-    assert array_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, True) == 1e-3 + 2e-3 + 3e-4 + (
+    assert drive_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, False) == 1e-3 + 2e-3 + 3e-4
+    assert drive_physics.spindle_op_seconds(1e-3, 2e-3, 3e-4, 8e-3, True) == 1e-3 + 2e-3 + 3e-4 + (
         8e-3 + 3e-4
     )
 
@@ -260,17 +261,17 @@ def test_raid_layout(raid: str, data: float, copies: int, penalty: int) -> None:
 def test_span_is_clamped_to_the_stroke_and_sorted_batches_seek_shorter() -> None:
     """The mean gap between k sorted uniform points on [0, 1] is 1 / (k + 1) (the estimate's
     destage batches)."""
-    assert [array_physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [
+    assert [drive_physics.seek_span(x) for x in (-0.1, 0.0, 0.4, 1.0, 2.5)] == [
         0.0,
         0.0,
         0.4,
         1.0,
         1.0,
     ]
-    assert array_physics.sorted_seek_scale(3) == 0.25
+    assert drive_physics.sorted_seek_scale(3) == 0.25
     points = np.sort(np.random.default_rng(2).random((100_000, 3)), axis=1)
     assert np.diff(points, axis=1).mean() == pytest.approx(
-        array_physics.sorted_seek_scale(3), rel=0.01
+        drive_physics.sorted_seek_scale(3), rel=0.01
     )
 
 
@@ -278,24 +279,24 @@ def test_an_idle_array_reads_in_the_physics_service_time() -> None:
     """A read of one chunk on an idle array: the seek curve over the distance from the head (the
     stroke's start before any I/O) + U x revolution + size / media rate, from the array's own
     draws (the mirror copy, the rotation), bit for bit; the media rate is the zone's at the
-    chunk's position (:func:`array_physics.zone_rate`)."""
+    chunk's position (:func:`drive_physics.zone_rate`)."""
     spec = array_spec("raid10", 8)
     array = Array(spec, UniformStream(np.random.SeedSequence(7)), [5 * 10**11])
     # the first draw picks the mirror copy
     _copy, u_rotation = UniformStream(np.random.SeedSequence(7)).uniforms(2)
     drive = spec.drive
-    revolution = array_physics.revolution_seconds(drive.rpm)
+    revolution = drive_physics.revolution_seconds(drive.rpm)
     offset = 3 * 10**10 + 4096
     unit, within = divmod(offset, spec.stripe)
     row, spindles = array_physics.stripe_unit_spindles("raid10", 8, unit)
     assert spindles == (unit % 4, unit % 4 + 4) and row == unit // 4
-    seek = array_physics.drive_seek_curve(drive)((row * spec.stripe + within) / drive.capacity)
+    seek = drive_physics.drive_seek_curve(drive)((row * spec.stripe + within) / drive.capacity)
     size = 4096
-    shrink = array_physics.zone_shrink(drive.media_rate, drive.inner_rate)
-    rate = array_physics.zone_rate(
+    shrink = drive_physics.zone_shrink(drive.media_rate, drive.inner_rate)
+    rate = drive_physics.zone_rate(
         drive.media_rate, shrink, (row * spec.stripe + within) / drive.capacity
     )
-    expected = array_physics.spindle_op_seconds(
+    expected = drive_physics.spindle_op_seconds(
         seek, u_rotation * revolution, size / rate, revolution, False
     )
     assert array.read(0.0, 0, offset, size) == 0.0 + expected
@@ -375,9 +376,9 @@ def test_the_estimate_service_figures_are_the_physics_values() -> None:
     assert services.write_rate == physics.pipe_rate(tier.write_bandwidth, tier.controller_bandwidth)
     assert services.gc_rate == physics.gc_refill_rate(tier)
     assert services.clean_pool == physics.clean_pool_depth(tier.clean_pool)
-    assert services.revolution == array_physics.revolution_seconds(drive.rpm)
-    assert services.seek == array_physics.drive_seek_curve(drive)
-    assert services.span == array_physics.seek_span(
+    assert services.revolution == drive_physics.revolution_seconds(drive.rpm)
+    assert services.seek == drive_physics.drive_seek_curve(drive)
+    assert services.span == drive_physics.seek_span(
         array_physics.span_fraction(array, scenario.data_bytes)
     )
     assert services.copies == array_physics.chunk_copies(array.raid, array.spindles)
@@ -385,12 +386,12 @@ def test_the_estimate_service_figures_are_the_physics_values() -> None:
     assert services.cache_ack == array_physics.cache_ack_seconds(array)
     assert services.storage_seconds(65536.0) == physics.wire_seconds(cluster.storage_link, 65536.0)
     mean, variance = services.spindle_op(4096.0, False, 1.0)
-    seek, seek_square = array_physics.drive_seek_curve(drive).moments(services.span)
+    seek, seek_square = drive_physics.drive_seek_curve(drive).moments(services.span)
     revolution = services.revolution
-    media = 1.0 / array_physics.mean_transfer_seconds(
+    media = 1.0 / drive_physics.mean_transfer_seconds(
         1.0, drive.media_rate, drive.inner_rate, services.span
     )
-    assert mean == array_physics.spindle_op_seconds(
+    assert mean == drive_physics.spindle_op_seconds(
         seek, revolution / 2.0, 4096.0 / media, revolution, False
     )
-    assert variance == array_physics.spindle_op_variance(seek, seek_square, revolution)
+    assert variance == drive_physics.spindle_op_variance(seek, seek_square, revolution)

@@ -24,7 +24,8 @@ from simcache.base.units import format_figure
 from simcache.cli.main import main
 from simcache.report.run_report import report
 from simcache.results.bottleneck import bottleneck_sentence
-from simcache.results.result import Result, censored_percentiles
+from simcache.results.result import Result
+from simcache.results.summary import censored_percentiles
 from simcache.results.trend import T_CRITICAL, trend
 from simcache.results.validity import ValidityWarning, samples_needed
 from simcache.runs.checks import run_checks

@@ -263,7 +263,7 @@ def test_a_run_past_the_limit_is_refused_before_it_starts_with_the_figures_and_t
         simcache.simulate(scenario, limits=Limits(max_ios=1000))
     assert isinstance(caught.value, ScenarioError)
     assert str(caught.value) == (
-        "scenario 'stop-small': run too large (1 problem(s))\n"
+        "scenario 'stop-small': run too large (1 problem)\n"
         "  run.duration: this run is expected to take 4,000 I/Os (limit 1,000): about 4,000 I/Os, "
         "40 samples x 32 columns, up to 8,000 cached lines, 1.3 MiB of memory over 10 simulated "
         "seconds. Shorten run.duration (or --duration), lower the load, or allow it with "
@@ -462,7 +462,7 @@ def test_a_stop_is_heard_inside_the_event_that_resumes_waiting_writes(
     transfer joins the others on the port, re-rating them all: that event's work grows as the
     waiting writes squared (17,000 stalled writes took a minute, with a deadline of seconds:
     bench/fuzz.py's thirty-fifth run). The stop request is polled inside the event once it has
-    re-rated a poll's worth of transfers (512 in the Python engine: ``clock.poll_within_event``;
+    re-rated a poll's worth of transfers (512 in the Python engine: ``stopping.poll_within_event``;
     65,536 in the native one: ``_poll_within``). Here about 600 writes wait on each path (about
     360,000 re-ratings in all); a stop asked for from the port's return on is heard long before
     the event is done: fewer than half of the transfers the whole event starts are on their way
@@ -514,7 +514,7 @@ def test_run_refuses_a_run_past_the_limit_with_exit_2(capsys: pytest.CaptureFixt
     assert main(["run", "default", "--duration", "100s", "--max-ios", "1000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(
-        "error: scenario 'default': run too large (1 problem(s))\n  run.duration: this run is "
+        "error: scenario 'default': run too large (1 problem)\n  run.duration: this run is "
         "expected to take "
     )
     assert "(limit 1,000)" in err and "--no-limit" in err

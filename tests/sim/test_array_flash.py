@@ -2,7 +2,7 @@
 ``parallelism`` units.
 
 Theory: an operation on an idle drive takes ``read_time`` (or ``write_time``) + bytes /
-``media_rate`` (:func:`simcache.physics.array.flash_op_seconds`); a drive with ``p`` units serves
+``media_rate`` (:func:`simcache.physics.drive.flash_op_seconds`); a drive with ``p`` units serves
 ``p`` operations at once, first come first served on its earliest free unit, so a burst of ``k``
 equal operations finishes in ``ceil(k / p)`` services (deterministic service: an exact count, no
 tolerance needed).
@@ -21,7 +21,7 @@ from support.paths import ROOT
 
 import simcache
 from simcache.estimate import estimate
-from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
@@ -67,7 +67,7 @@ def test_raid5_on_flash_reads_then_writes_data_and_parity() -> None:
     (flash_op_seconds), in parallel."""
     array = flash_array(raid="raid5", spindles=4)
     done = array.submit(0.0, ((0, 0, 4096),), True)
-    assert done == pytest.approx(array_physics.flash_op_seconds(80e-6, 4096 / 2e9, 300e-6, True))
+    assert done == pytest.approx(drive_physics.flash_op_seconds(80e-6, 4096 / 2e9, 300e-6, True))
     assert array.back_end_ios == 4
 
 

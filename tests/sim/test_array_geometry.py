@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from support.arrays import DRIVE, LINK
 
 from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.spec import ArraySpec, DriveSpec
@@ -46,7 +47,7 @@ def test_seek_curve_holds_its_three_calibration_points(
 ) -> None:
     """One track takes ``settle``, the full stroke ``full_seek``, and the mean over random seeks
     is ``avg_seek``."""
-    curve = array_physics.seek_curve(settle, avg_seek, full_seek, track)
+    curve = drive_physics.seek_curve(settle, avg_seek, full_seek, track)
     assert curve(track) == pytest.approx(settle, rel=1e-9)
     assert curve(1.0) == pytest.approx(full_seek, rel=1e-9)
     assert curve.moments(1.0)[0] == pytest.approx(avg_seek, rel=1e-9)
@@ -58,7 +59,7 @@ def test_seek_curve_holds_its_three_calibration_points(
 def test_seek_curve_is_monotone_and_continuous(
     settle: float, avg_seek: float, full_seek: float, track: float
 ) -> None:
-    curve = array_physics.seek_curve(settle, avg_seek, full_seek, track)
+    curve = drive_physics.seek_curve(settle, avg_seek, full_seek, track)
     x = np.concatenate((np.geomspace(track, 1.0, 20001), [curve.knee]))
     x.sort()
     t = np.array([curve(v) for v in x])
@@ -80,7 +81,7 @@ def test_seek_curve_is_monotone_and_continuous(
 def test_seek_curve_moments_match_quadrature() -> None:
     """The closed-form mean and mean square over ``span x |U1 - U2|`` against a fine midpoint
     rule."""
-    curve = array_physics.seek_curve(*DATASHEETS[0])
+    curve = drive_physics.seek_curve(*DATASHEETS[0])
     for span in (1e-4, 0.01, 0.2, curve.knee, 0.7, 1.0):
         n = 400_000
         x = (np.arange(n) + 0.5) / n * span
@@ -96,18 +97,18 @@ def test_every_drive_profile_fits_a_curve_and_a_misfit_is_refused() -> None:
         drive = DriveSpec.model_validate({"profile": name})
         if drive.media == "flash":  # no seek curve: a flash drive's operations have no positioning
             with pytest.raises(ValueError, match="has no seek curve"):
-                array_physics.drive_seek_curve(drive)
+                drive_physics.drive_seek_curve(drive)
             continue
         assert drive.rpm is not None and drive.avg_seek is not None
-        curve = array_physics.drive_seek_curve(drive)
+        curve = drive_physics.drive_seek_curve(drive)
         assert curve.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9)
     default = DriveSpec(
         rpm=7200, avg_seek=7.8e-3, settle=0.8e-3, media_rate=150e6, capacity=2 * 10**12
     )
     # full stroke unset: 2 x average
-    assert array_physics.drive_seek_curve(default)(1.0) == pytest.approx(2 * 7.8e-3, rel=1e-12)
-    low, high = array_physics.seek_curve_bounds(
-        0.8e-3, 10e-3, array_physics.track_fraction(150e6, 7200, 2 * 10**12)
+    assert drive_physics.drive_seek_curve(default)(1.0) == pytest.approx(2 * 7.8e-3, rel=1e-12)
+    low, high = drive_physics.seek_curve_bounds(
+        0.8e-3, 10e-3, drive_physics.track_fraction(150e6, 7200, 2 * 10**12)
     )
     assert low == pytest.approx(0.8e-3 + 9.2e-3 / 3, rel=1e-5) and high == pytest.approx(
         0.8e-3 + 9.2e-3 * 8 / 15, rel=1e-3
@@ -129,16 +130,16 @@ def test_sequential_chunks_on_one_spindle_pay_no_seek_and_no_rotation() -> None:
     array = one_spindle(seed=5)
     first_rotation = UniformStream(
         np.random.SeedSequence(5)
-    ).uniform() * array_physics.revolution_seconds(7200)
+    ).uniform() * drive_physics.revolution_seconds(7200)
     start = 10**12  # the middle of the stroke; the head starts at the outer edge
     chunk = 64 * 1024
     done = [array.submit(0.0, ((0, start + i * chunk, chunk),), True) for i in range(100)]
-    seek = array_physics.drive_seek_curve(SATA_7200)(start / SATA_7200.capacity)
+    seek = drive_physics.drive_seek_curve(SATA_7200)(start / SATA_7200.capacity)
     assert done[-1] == pytest.approx(seek + first_rotation + 100 * chunk / 150e6, rel=1e-12)
     assert np.allclose(np.diff(done), chunk / 150e6, rtol=1e-9)
     # After an idle gap the data has rotated away: the next block costs a rotation but no seek.
     later = array.submit(1.0, ((0, start + 100 * chunk, chunk),), True) - 1.0
-    assert chunk / 150e6 <= later < chunk / 150e6 + array_physics.revolution_seconds(7200)
+    assert chunk / 150e6 <= later < chunk / 150e6 + drive_physics.revolution_seconds(7200)
 
 
 def _positioning(array: Array, offsets: np.ndarray, size: int) -> np.ndarray:
@@ -159,7 +160,7 @@ def test_uniform_random_reads_over_the_stroke_average_avg_seek_plus_half_a_revol
     offsets = rng.integers(0, SATA_7200.capacity // 512, n) * 512
     # the first read seeks from the edge
     positioning = _positioning(one_spindle(seed=3), offsets, 512)[1:]
-    expected = SATA_7200.avg_seek + array_physics.revolution_seconds(7200) / 2.0
+    expected = SATA_7200.avg_seek + drive_physics.revolution_seconds(7200) / 2.0
     error = positioning.std(ddof=1) / math.sqrt(len(positioning))
     assert abs(positioning.mean() - expected) < 5 * error, (positioning.mean(), expected, error)
 
@@ -184,8 +185,8 @@ def test_a_stream_confined_to_a_small_region_seeks_less_than_uniform_over_the_sp
     uniform = _positioning(
         one_spindle(seed=4), rng.integers(0, SATA_7200.capacity // 4096, n) * 4096, 4096
     )[1:]
-    half_revolution = array_physics.revolution_seconds(7200) / 2.0
-    curve = array_physics.drive_seek_curve(SATA_7200)
+    half_revolution = drive_physics.revolution_seconds(7200) / 2.0
+    curve = drive_physics.drive_seek_curve(SATA_7200)
     assert confined.mean() - half_revolution < 0.5 * (uniform.mean() - half_revolution)
     assert confined.mean() - half_revolution < curve.moments(0.01)[0] * 1.1
 
@@ -196,9 +197,9 @@ def test_single_spindle_wait_matches_pollaczek_khinchine() -> None:
     curve's moments, a uniform rotation and the media time. Tolerance: 4 standard errors of the
     mean over 10 independent replications (seeds)."""
     size = 4096
-    revolution = array_physics.revolution_seconds(7200)
+    revolution = drive_physics.revolution_seconds(7200)
     transfer = size / 150e6
-    seek_mean, seek_square = array_physics.drive_seek_curve(SATA_7200).moments(1.0)
+    seek_mean, seek_square = drive_physics.drive_seek_curve(SATA_7200).moments(1.0)
     rest_mean = revolution / 2.0 + transfer  # rotation (uniform) plus media time
     rest_square = revolution**2 / 3.0 + revolution * transfer + transfer**2
     mean_service = seek_mean + rest_mean

@@ -9,7 +9,7 @@ RAID 5 and 6 small writes read and rewrite data and parity: 4 and 6 back-end I/O
 and Katz 1988; REFERENCE.md); a write of a whole stripe row computes parity from the new data alone:
 no reads, every spindle of the row written once. Zoned recording: a track's bytes grow with its
 radius, so the rate at a fraction ``f`` of the capacity from the outer edge is ``outer x sqrt(1 - f
-(1 - (inner / outer)^2))`` (see :func:`simcache.physics.array.zone_rate`).
+(1 - (inner / outer)^2))`` (see :func:`simcache.physics.drive.zone_rate`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from support.strategies import to_toml
 
 from simcache import ScenarioError, load_scenario
 from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.sim.components.array import Run, merge_runs
 from simcache.sim.components.destager import Destager
 from simcache.sim.components.randomness import UniformStream
@@ -38,28 +39,28 @@ from simcache.spec import DriveSpec
 def test_elevator_sweeps_toward_the_nearer_end_first() -> None:
     requests = [(900, 1), (100, 1), (600, 1), (400, 1)]
     # Head at 500: the top end (900) is 400 away, the bottom (100) 400 away too: up first on a tie.
-    assert array_physics.elevator_order(500, requests, 32) == [
+    assert drive_physics.elevator_order(500, requests, 32) == [
         (600, 1),
         (900, 1),
         (400, 1),
         (100, 1),
     ]
     # Head at 700: the top (900) is nearer than the bottom (100): up, then down.
-    assert array_physics.elevator_order(700, requests, 32) == [
+    assert drive_physics.elevator_order(700, requests, 32) == [
         (900, 1),
         (600, 1),
         (400, 1),
         (100, 1),
     ]
     # Head at 300: the bottom is nearer: down, then up.
-    assert array_physics.elevator_order(300, requests, 32) == [
+    assert drive_physics.elevator_order(300, requests, 32) == [
         (100, 1),
         (400, 1),
         (600, 1),
         (900, 1),
     ]
     # No head yet (-1): from the stroke's start, ascending.
-    assert array_physics.elevator_order(-1, requests, 32) == [
+    assert drive_physics.elevator_order(-1, requests, 32) == [
         (100, 1),
         (400, 1),
         (600, 1),
@@ -71,9 +72,9 @@ def test_elevator_reorders_at_most_the_queue_depth_at_once() -> None:
     requests = [(900, 1), (100, 1), (600, 1), (400, 1)]
     # Depth 2: (900, 100) swept from 0, ending at 900 + 1; then (600, 400) swept downward from
     # there.
-    assert array_physics.elevator_order(0, requests, 2) == [(100, 1), (900, 1), (600, 1), (400, 1)]
+    assert drive_physics.elevator_order(0, requests, 2) == [(100, 1), (900, 1), (600, 1), (400, 1)]
     # Depth 1: arrival order.
-    assert array_physics.elevator_order(0, requests, 1) == requests
+    assert drive_physics.elevator_order(0, requests, 1) == requests
 
 
 @pytest.mark.parametrize("k", [2, 4, 8, 16])
@@ -89,7 +90,7 @@ def test_a_sweep_over_k_uniform_requests_moves_a_span_over_k_plus_one_per_reques
     for t in range(trials):
         positions = [(int(p), 0) for p in rng.random(k) * span]
         for out, order in (
-            (swept, array_physics.elevator_order(0, positions, 32)),
+            (swept, drive_physics.elevator_order(0, positions, 32)),
             (arrival, positions),
         ):
             head = 0
@@ -111,8 +112,8 @@ def test_the_array_serves_a_batch_in_elevator_order_at_the_seek_curve_of_each_ga
     positions = [1_500_000_000_000, 200_000_000_000, 900_000_000_000, 400_000_000_000]
     runs: list[Run] = [(0, p, 8 * KIB) for p in positions]
     drive = DRIVE
-    curve = array_physics.drive_seek_curve(drive)
-    revolution = array_physics.revolution_seconds(drive.rpm)
+    curve = drive_physics.drive_seek_curve(drive)
+    revolution = drive_physics.revolution_seconds(drive.rpm)
     spent = {}
     for scheduling in ("elevator", "fcfs"):
         array = array_of("raid0", 1, scheduling=scheduling)
@@ -123,7 +124,7 @@ def test_the_array_serves_a_batch_in_elevator_order_at_the_seek_curve_of_each_ga
         for position, u in zip(order, rotations, strict=True):
             seek = curve(abs(position - head) / drive.capacity)
             transfer = 8 * KIB * (1.0 / drive.media_rate)
-            expected = expected + array_physics.spindle_op_seconds(
+            expected = expected + drive_physics.spindle_op_seconds(
                 seek, u * revolution, transfer, revolution, False
             )
             head = position + 8 * KIB
@@ -165,10 +166,10 @@ def test_a_whole_stripe_row_is_written_once_without_reads(raid: str, spindles: i
     array = array_of(raid, spindles)
     done = array.submit(0.0, [(0, 7 * row, row)], True)
     assert (array.back_end_ios, array.full_stripe_writes) == (spindles, 1)
-    revolution = array_physics.revolution_seconds(DRIVE.rpm)
+    revolution = drive_physics.revolution_seconds(DRIVE.rpm)
     # Each spindle's one operation: its seek from the start to row 7 + rotation + one unit's
     # transfer, no re-write.
-    seek = array_physics.drive_seek_curve(DRIVE)(7 * 64 * KIB / DRIVE.capacity)
+    seek = drive_physics.drive_seek_curve(DRIVE)(7 * 64 * KIB / DRIVE.capacity)
     assert done <= seek + revolution + 64 * KIB / DRIVE.media_rate + 1e-12
     assert array.busy.busy_between(0.0, 1.0) < spindles * (
         seek + revolution + 64 * KIB / DRIVE.media_rate
@@ -209,27 +210,27 @@ def test_the_destager_coalesces_small_writes_into_a_full_stripe_write() -> None:
 
 
 def test_zone_rate_runs_from_the_outer_to_the_inner_rate() -> None:
-    shrink = array_physics.zone_shrink(150e6, 80e6)
-    assert array_physics.zone_rate(150e6, shrink, 0.0) == pytest.approx(150e6, rel=1e-12)
-    assert array_physics.zone_rate(150e6, shrink, 1.0) == pytest.approx(80e6, rel=1e-12)
+    shrink = drive_physics.zone_shrink(150e6, 80e6)
+    assert drive_physics.zone_rate(150e6, shrink, 0.0) == pytest.approx(150e6, rel=1e-12)
+    assert drive_physics.zone_rate(150e6, shrink, 1.0) == pytest.approx(80e6, rel=1e-12)
     # Half the capacity from the edge: the radius whose disc outside holds half the bytes, rms of
     # the two radii.
-    assert array_physics.zone_rate(150e6, shrink, 0.5) == pytest.approx(
+    assert drive_physics.zone_rate(150e6, shrink, 0.5) == pytest.approx(
         math.sqrt((150e6**2 + 80e6**2) / 2.0), rel=1e-12
     )
-    assert array_physics.zone_shrink(150e6, None) == 0.0
+    assert drive_physics.zone_shrink(150e6, None) == 0.0
 
 
 @pytest.mark.parametrize("span", [0.05, 0.5, 0.98, 1.0])
 def test_mean_transfer_time_matches_quadrature(span: float) -> None:
     n = 200_000
     f = (np.arange(n) + 0.5) / n * span
-    shrink = array_physics.zone_shrink(150e6, 80e6)
+    shrink = drive_physics.zone_shrink(150e6, 80e6)
     rates = 150e6 * np.sqrt(1.0 - f * shrink)
-    assert array_physics.mean_transfer_seconds(1e6, 150e6, 80e6, span) == pytest.approx(
+    assert drive_physics.mean_transfer_seconds(1e6, 150e6, 80e6, span) == pytest.approx(
         float(np.mean(1e6 / rates)), rel=1e-8
     )
-    assert array_physics.mean_transfer_seconds(1e6, 150e6, None, span) == 1e6 / 150e6
+    assert drive_physics.mean_transfer_seconds(1e6, 150e6, None, span) == 1e6 / 150e6
 
 
 def test_an_inner_zone_transfer_takes_the_inner_rate() -> None:
@@ -239,9 +240,9 @@ def test_an_inner_zone_transfer_takes_the_inner_rate() -> None:
     size = 1024 * KIB
     t_outer = outer.submit(0.0, [(0, 0, size)], False)
     t_inner = inner.submit(0.0, [(0, DRIVE.capacity - size, size)], False)
-    revolution = array_physics.revolution_seconds(DRIVE.rpm)
+    revolution = drive_physics.revolution_seconds(DRIVE.rpm)
     u = UniformStream(np.random.SeedSequence(3)).uniforms(1)[0]
-    full = array_physics.drive_seek_curve(drive)((DRIVE.capacity - size) / DRIVE.capacity)
+    full = drive_physics.drive_seek_curve(drive)((DRIVE.capacity - size) / DRIVE.capacity)
     # 16 chunks of 64 KiB streaming on: one rotation; the first from the start of the stroke (no
     # seek), the other far.
     assert t_outer == pytest.approx(u * revolution + size / 150e6, rel=1e-3)
@@ -351,18 +352,18 @@ def test_every_drive_profile_is_calibrated_on_its_datasheet_figures() -> None:
         drive = DriveSpec.model_validate({"profile": name})
         if drive.media == "flash":  # no seek curve: a flash drive's operations have no positioning
             with pytest.raises(ValueError, match="has no seek curve"):
-                array_physics.drive_seek_curve(drive)
+                drive_physics.drive_seek_curve(drive)
             continue
         assert drive.rpm is not None and drive.avg_seek is not None
-        curve = array_physics.drive_seek_curve(drive)
-        track = array_physics.track_fraction(drive.media_rate, drive.rpm, drive.capacity)
+        curve = drive_physics.drive_seek_curve(drive)
+        track = drive_physics.track_fraction(drive.media_rate, drive.rpm, drive.capacity)
         full = drive.full_seek if drive.full_seek is not None else 2.0 * drive.avg_seek
         assert curve(track) == pytest.approx(drive.settle, rel=1e-9), name
         assert curve(1.0) == pytest.approx(full, rel=1e-9), name
         assert curve.moments(1.0)[0] == pytest.approx(drive.avg_seek, rel=1e-9), name
-        assert array_physics.revolution_seconds(drive.rpm) == 60.0 / drive.rpm
-        shrink = array_physics.zone_shrink(drive.media_rate, drive.inner_rate)
-        assert array_physics.zone_rate(drive.media_rate, shrink, 1.0) == pytest.approx(
+        assert drive_physics.revolution_seconds(drive.rpm) == 60.0 / drive.rpm
+        shrink = drive_physics.zone_shrink(drive.media_rate, drive.inner_rate)
+        assert drive_physics.zone_rate(drive.media_rate, shrink, 1.0) == pytest.approx(
             drive.inner_rate or drive.media_rate, rel=1e-12
         )
     sata = DriveSpec.model_validate({"profile": "sata-7200"})
@@ -375,7 +376,7 @@ def test_a_contiguous_stretch_is_served_upward_even_on_a_downward_sweep() -> Non
     it, as does 5,000; the sweep goes down, visiting 5,000 and then the stretch, the stretch
     upward (a drive streams forward only)."""
     requests = [(300, 100), (5000, 10), (100, 100), (200, 100)]
-    assert array_physics.elevator_order(10_000, requests, 32) == [
+    assert drive_physics.elevator_order(10_000, requests, 32) == [
         (5000, 10),
         (100, 100),
         (200, 100),

@@ -37,8 +37,9 @@ from simcache.sim.components.array import Array
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.engine import Paths, build, run_scenario
-from simcache.sim.kernel.clock import queued, run_until
+from simcache.sim.kernel.clock import run_until
 from simcache.sim.kernel.detached import start_detached
+from simcache.sim.kernel.entries import queued
 from simcache.sim.kernel.waits import sleep
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec
 

@@ -42,8 +42,9 @@ from simcache.sim.components.io_steps import ReplicaLeg
 from simcache.sim.components.link import FlowNetwork, Port
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.vm import VM
-from simcache.sim.kernel.clock import Clock, clock_of, current_time, first_queued, schedule_at
+from simcache.sim.kernel.clock import Clock, clock_of, current_time, schedule_at
 from simcache.sim.kernel.detached import run_detached
+from simcache.sim.kernel.entries import first_queued
 from simcache.sim.kernel.signals import Signal, Wait
 from simcache.sim.kernel.waits import sleep
 from simcache.spec import load_scenario

@@ -21,13 +21,11 @@ from simcache.sim.kernel.clock import (
     clock_of,
     current_time,
     events_scheduled,
-    first_queued,
-    queued,
     run_until,
     schedule_at,
     trigger,
-    unschedule,
 )
+from simcache.sim.kernel.entries import first_queued, queued, unschedule
 from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
 from simcache.sim.kernel.signals import Signal, process_now
 from simcache.sim.kernel.waits import AllOf, sleep, succeed, timeout_or
@@ -559,8 +557,8 @@ def test_the_native_queue_pops_in_the_kernels_order(size: int) -> None:
     """The optional native queue (``simcache/native/_queue.pyx``, built with ``SIMCACHE_NATIVE=1``;
     skipped without it) pops the same entries in the same (time, key) order as the kernel's heap,
     interleaving pushes and pops, and the kernel's
-    :func:`~simcache.sim.kernel.clock.queued` and
-    :func:`~simcache.sim.kernel.clock.first_queued` read it."""
+    :func:`~simcache.sim.kernel.entries.queued` and
+    :func:`~simcache.sim.kernel.entries.first_queued` read it."""
     native = pytest.importorskip("simcache.native._queue")
     draw = random.Random(size)
     queue = native.EventQueue()

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from support.arrays import nearest_distance_mean
 
-from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.sim.components.array import Array
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.components.tier import Tier
@@ -249,8 +249,8 @@ def test_closed_loop_gains_from_reordering_as_the_candidates_allow() -> None:
     by_position = _closed_loop_rate(_drive_array(32), 8)
     drive = _drive_array(32).spec.drive
     revolution = 60.0 / 7200
-    curve = array_physics.drive_seek_curve(drive)
-    fresh, _ = array_physics.queued_positioning_moments(curve, 1.0, revolution, 0.0, 7, True)
+    curve = drive_physics.drive_seek_curve(drive)
+    fresh, _ = drive_physics.queued_positioning_moments(curve, 1.0, revolution, 0.0, 7, True)
     assert 1.3 * fcfs < by_seek < 1.03 / (fresh + 4096 / 150e6)
     assert by_position > 1.08 * by_seek
     assert by_position < 1.0 / (drive.settle + revolution / 8)

@@ -30,7 +30,7 @@ import numpy.typing as npt
 import pytest
 import simpy
 
-from simcache.physics import array as array_physics
+from simcache.physics import drive as drive_physics
 from simcache.physics.cluster import PortName, framed_bytes
 from simcache.sim.components.array import Array
 from simcache.sim.components.host import Host
@@ -665,7 +665,7 @@ def spindle_service_moments(drive: DriveSpec, size: int) -> tuple[float, float]:
     rev) = rev^2 / 12.
     """
     revolution = 60.0 / drive.rpm
-    seek_mean, seek_square = array_physics.drive_seek_curve(drive).moments(1.0)
+    seek_mean, seek_square = drive_physics.drive_seek_curve(drive).moments(1.0)
     mean = seek_mean + revolution / 2 + size / drive.media_rate
     return mean, seek_square - seek_mean**2 + revolution**2 / 12
 

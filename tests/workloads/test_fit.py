@@ -21,15 +21,14 @@ from simcache.sim.components.cache import ReadCache
 from simcache.spec import Workload
 from simcache.traces.trace import READ, ROW, SYNC, WRITE, Trace, TraceBuilder, TraceChunk
 from simcache.workloads.generators import IOStream
+from simcache.workloads.ingest.compare import compare, synthetic_rows
 from simcache.workloads.ingest.fit import (
     FittedWorkload,
-    compare,
     fit_trace,
     hit_ratios,
     io_distances,
     sequential_share,
     stack_distances,
-    synthetic_rows,
     trace_stats,
 )
 

@@ -19,7 +19,8 @@ from support.traces import write_trace
 from simcache.spec import Workload
 from simcache.traces.formats import load_trace
 from simcache.traces.trace import Trace
-from simcache.workloads.ingest.fit import compare, fit_trace, synthetic_rows
+from simcache.workloads.ingest.compare import compare, synthetic_rows
+from simcache.workloads.ingest.fit import fit_trace
 from simcache.workloads.ingest.fitarrivals import fit_arrivals, profile_arrivals
 from simcache.workloads.ingest.tracestats import clock_tick, interarrival_scv
 

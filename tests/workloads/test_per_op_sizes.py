@@ -23,13 +23,8 @@ from simcache.estimate import estimate
 from simcache.spec import Workload
 from simcache.traces.trace import Trace, TraceBuilder, TraceChunk
 from simcache.workloads.generators import IOStream
-from simcache.workloads.ingest.fit import (
-    compare,
-    fit_trace,
-    op_mixes_differ,
-    synthetic_rows,
-    trace_stats,
-)
+from simcache.workloads.ingest.compare import compare, synthetic_rows
+from simcache.workloads.ingest.fit import fit_trace, op_mixes_differ, trace_stats
 from simcache.workloads.replay import mean_equivalent
 
 KiB = 1024

@@ -526,7 +526,7 @@ cdef int _serve_window(ArrayState* a, int64_t target, int64_t first, int64_t end
 
 cdef int _elevator_serve(ArrayState* a, int64_t target, int64_t n, double now, double* done
                          ) except -1 nogil:
-    """physics.array.elevator_order(head[target], requests, queue_depth) over the ``n`` requests
+    """physics.drive.elevator_order(head[target], requests, queue_depth) over the ``n`` requests
     in ``sub_pos``/``sub_len`` (arrival order), each operated on ``target`` in that order (the
     order depends on the head before them only, so each window is served as it is ordered)."""
     cdef int64_t position = a.head[target] if a.head[target] > 0 else 0

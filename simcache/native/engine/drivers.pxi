@@ -238,7 +238,7 @@ cdef int _repark(Engine self, Parked* resumed, int32_t n) except -1 nogil:
 
 
 cdef int _poll_within(Engine self) except -1 nogil:
-    """clock.poll_within_event natively: 1 if the run's stop request is set, polled inside one
+    """stopping.poll_within_event natively: 1 if the run's stop request is set, polled inside one
     event once it has re-rated RERATES_PER_POLL flows since the loop last charged them (the waits
     of a port or of peers that come back all resume in one event, and each resumed transfer
     joins the others on its port: work that grows as their number squared); the loop's next

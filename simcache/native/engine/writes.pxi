@@ -153,7 +153,7 @@ cdef inline int64_t _down(ArrayWrites* w, ElevOp* win, int64_t* starts, int64_t 
 
 cdef int64_t _elevator_order(ArrayWrites* w, ElevOp* requests, int64_t n, int64_t head
                              ) noexcept nogil:
-    """simcache.physics.array.elevator_order: ``requests`` (one spindle's) in the order the
+    """simcache.physics.drive.elevator_order: ``requests`` (one spindle's) in the order the
     drive serves them, into ``w.order``; returns how many (``n``)."""
     cdef int64_t position = head if head > 0 else 0, o = 0, first, size, i, k, ns, below
     cdef ElevOp* win = w.window

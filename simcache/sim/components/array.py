@@ -42,11 +42,11 @@ from itertools import accumulate
 from simcache.physics.array import (
     StripeLayout,
     cache_ack_seconds,
-    elevator_order,
     read_modify_write,
     stripe_width,
     write_penalty,
 )
+from simcache.physics.drive import elevator_order
 from simcache.sim.components.meter import BusyMeter
 from simcache.sim.components.randomness import UniformStream
 from simcache.sim.spindles.mechanics import Spindles

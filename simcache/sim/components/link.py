@@ -46,18 +46,11 @@ from typing import Final, TypeAlias, cast
 import simpy
 
 from simcache.physics.cluster import PortName, framed_bytes, message_seconds
-from simcache.sim.kernel.clock import (
-    RERATES_PER_POLL,
-    Clock,
-    clock_of,
-    current_time,
-    poll_within_event,
-    schedule_at,
-    trigger,
-    unschedule,
-)
+from simcache.sim.kernel.clock import Clock, clock_of, current_time, schedule_at, trigger
+from simcache.sim.kernel.entries import unschedule
 from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
 from simcache.sim.kernel.signals import Signal, on_processed, process_now
+from simcache.sim.kernel.stopping import RERATES_PER_POLL, poll_within_event
 from simcache.sim.kernel.waits import sleep
 from simcache.spec import LinkSpec
 

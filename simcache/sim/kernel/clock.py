@@ -23,6 +23,9 @@ wrapper; :mod:`simcache.sim.kernel.waits`). A generator of waits runs without a
 costs a quarter fewer instructions than on SimPy's queue (bench/README.md, "A
 native event queue and clock").
 
+A run's stop request, as the run loop polls it, is :mod:`simcache.sim.kernel.stopping`; what is
+queued, as read and pruned from outside the loop, :mod:`simcache.sim.kernel.entries`.
+
 What it relies on in SimPy:
 
 - SimPy's events schedule themselves by calling ``env.schedule(event,
@@ -51,8 +54,6 @@ module touches SimPy's private names (tests/project/test_layers.py checks the
 sources).
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Callable, Generator
 from typing import Any, Final
@@ -61,8 +62,10 @@ import simpy
 from simpy.core import EmptySchedule, StopSimulation
 
 from simcache.native.choice import native_extension
-from simcache.sim.kernel.heap import heapify_entries, pop_entry, push_entry
+from simcache.sim.kernel.entries import event_of, queued
+from simcache.sim.kernel.heap import pop_entry, push_entry
 from simcache.sim.kernel.signals import NONE_ADDED, NOT_SCHEDULED, Signal, Wait, run_signal
+from simcache.sim.kernel.stopping import RERATES_PER_EVENT, StopWithinEvent, check_not_cut_short
 
 __all__ = [
     "NORMAL",
@@ -70,19 +73,13 @@ __all__ = [
     "URGENT",
     "Clock",
     "Resumer",
-    "StopWithinEvent",
-    "check_not_cut_short",
     "check_simpy",
     "clock_of",
     "current_time",
     "events_scheduled",
-    "first_queued",
-    "poll_within_event",
-    "queued",
     "run_until",
     "schedule_at",
     "trigger",
-    "unschedule",
 ]
 
 SUPPORTED_SIMPY = ">=4.1,<4.2"
@@ -126,7 +123,7 @@ class Clock:
     gets (so the number of events scheduled so far); ``heap`` a 4-ary
     min-heap of :class:`Signal` by (time, key) (:func:`push_entry`), or, when the native queue is
     built (:func:`_native_queue_class`), ``queue`` holds the entries in the same order and ``heap``
-    stays empty (:func:`queued` and :func:`first_queued` read either). Made by :func:`clock_of`,
+    stays empty (:mod:`simcache.sim.kernel.entries` reads either). Made by :func:`clock_of`,
     which finds it again as the environment's ``_simcache_clock``.
     """
 
@@ -223,7 +220,7 @@ class Clock:
             raise EmptySchedule()
         entry = self._take()
         self.now = self.env._now = entry.time
-        event: Any = _event_of(entry)
+        event: Any = event_of(entry)
         callbacks, event.callbacks = event.callbacks, None  # a Signal's in order, its resumer first
         try:
             for callback in callbacks:
@@ -271,12 +268,6 @@ def clock_of(env: Any) -> Clock:
     return Clock(env) if clock is None else clock
 
 
-def _event_of(entry: Signal) -> Any:
-    """The event an entry runs: its SimPy event, or itself."""
-    event = entry.event
-    return entry if event is None else event
-
-
 def _raise_if_failed(event: Any) -> None:
     """Raise the exception of a failed ``event`` nothing handled (a copy, caused by it), as
     SimPy's loop does."""
@@ -290,43 +281,6 @@ def schedule_at(clock: Clock, at: float, event: object, priority: int = NORMAL) 
     ``env.schedule`` takes a delay, and ``now + (at - now)`` may round.
     """
     clock.push(_scheduled(event), at, priority)
-
-
-def unschedule(clock: Clock, events: set[object]) -> None:
-    """Take ``events`` out of the queue (SimPy cannot cancel an event).
-
-    Entries run in the order of (time, key), all distinct, so taking some out
-    and re-heaping the rest does not change the order of the others.
-    """
-    queue = clock.queue
-    if queue is not None:
-        kept = [entry for entry in queued(clock) if _event_of(entry) not in events]
-        queue.clear()
-        for entry in kept:
-            queue.push(entry, entry.time, entry.key)
-        return
-    heap = clock.heap
-    # in place: run_until holds the list
-    heap[:] = [entry for entry in heap if _event_of(entry) not in events]
-    heapify_entries(heap)
-
-
-def queued(clock: Clock) -> list[Signal]:
-    """The entries queued in ``clock``, in no particular order (a new list)."""
-    queue = clock.queue
-    if queue is None:
-        return list(clock.heap)
-    entries: list[Signal] = queue.items()
-    return entries
-
-
-def first_queued(clock: Clock) -> Signal | None:
-    """The entry ``clock`` runs next, left queued (None if none)."""
-    queue = clock.queue
-    if queue is not None:
-        first: Signal | None = queue.first()
-        return first
-    return clock.heap[0] if clock.heap else None
 
 
 def trigger(event: Any, value: Any) -> None:
@@ -364,7 +318,7 @@ def run_until(
     environment's ``_now`` is set when the time moves (``env.now`` reads it).
 
     ``stop_requested`` is called after every ``every`` events (the network's re-ratings counted
-    in, :data:`RERATES_PER_EVENT` an event); when it returns
+    in, :data:`~simcache.sim.kernel.stopping.RERATES_PER_EVENT` an event); when it returns
     true the loop returns ``False`` at once, with the time that of the last
     event processed (events still queued stay queued). Every 128 events:
     an overloaded run can spend milliseconds on one event (thousands of flows
@@ -375,8 +329,9 @@ def run_until(
     against 0.199 before it with the Python sources, 0.378 and 0.324 against
     0.337 and 0.341 compiled; with a token polled, 1.00 and 1.02 times the
     speed without one). An event that alone re-rates a poll's worth of transfers polls it inside
-    (:func:`poll_within_event`); a stop heard there ends the run at that event's time, the model
-    cut short (it runs no further: :func:`check_not_cut_short`).
+    (:func:`~simcache.sim.kernel.stopping.poll_within_event`); a stop heard there ends the run at
+    that event's time, the model cut short (it runs no further:
+    :func:`~simcache.sim.kernel.stopping.check_not_cut_short`).
     """
     check_not_cut_short(clock)
     clock.stop_requested = stop_requested
@@ -389,16 +344,6 @@ def run_until(
         return False  # the time that of the event the stop was heard in
     finally:
         clock.stop_requested = None
-
-
-def check_not_cut_short(clock: Clock) -> None:
-    """Refuse to run a model on from a stop heard inside an event (``clock.cut_short``): what
-    that event had not done yet is lost (its signal processed, its waiting writes not resumed)."""
-    if clock.cut_short:
-        raise RuntimeError(
-            "this model was stopped inside an event (StopWithinEvent) and cannot run on: build it "
-            "again to run it further"
-        )
 
 
 def _run_until_heap(
@@ -476,47 +421,6 @@ def _run_until_native(
             if stop_requested():
                 return False
             countdown = every
-
-
-RERATES_PER_EVENT: Final = 4
-"""Transfers re-rated (``FlowNetwork._rerate``, about 500 ns each) that count as one event (about
-2 us) toward the next poll of a stop request: a port with thousands of transfers piled up spends
-milliseconds on one event, and polls counted in events alone came seconds apart."""
-
-RERATES_PER_POLL: Final = 128 * RERATES_PER_EVENT
-"""Transfers re-rated within one event after which the stop request is polled inside it
-(:func:`poll_within_event`): as many as the events between two polls of the run loop."""
-
-
-class StopWithinEvent(Exception):
-    """A stop request heard inside one event (:func:`poll_within_event`): the run loop ends the run
-    at that event's time, the event left unfinished (what it had not done yet counts as
-    unfinished I/Os, as the events still queued do). The model is then cut short mid-event
-    (``clock.cut_short``): it gives its partial result but runs no further. The engines leave
-    different partial states (the Python engine unwinds the write it was starting, its
-    ``finally`` blocks run; the native one parks the writes not resumed again), as partial
-    results of the two engines differ anyway."""
-
-
-def poll_within_event(clock: Clock) -> None:
-    """Poll the run's stop request (``clock.stop_requested``) from inside an event that has
-    re-rated :data:`RERATES_PER_POLL` transfers within it (the run loop zeroes the count after
-    each event), and raise :class:`StopWithinEvent` if it is set.
-
-    One event can start thousands of transfers: writes stalled while their peers were out of
-    reach all resume when the peers are back (``on_peer_loss = "stall"``), and each joins the
-    others on the port, re-rating them all, so the event's work grows as their number squared
-    (about a minute for 17,000 writes, found by bench/fuzz.py). Polled only between events, a
-    deadline of seconds waited for all of it. Not inside a SimPy process (a vMotion's streams, a
-    resync): SimPy would catch the exception as the process's failure and run on; the loop's
-    poll after the event hears it there.
-    """
-    if clock.env.active_process is not None:
-        return
-    clock.rerated = 0  # charged here (the loop's countdown does not see them)
-    stop_requested = clock.stop_requested
-    if stop_requested is not None and stop_requested():
-        raise StopWithinEvent()
 
 
 _FINISHED: Final = object()
@@ -619,7 +523,7 @@ def _runs_through_clock(module: Any) -> bool:
 
     env.process(process())  # its start: URGENT, so before the timeout at 0
     env.event().succeed().callbacks.append(lambda _: log.append("event"))
-    scheduled = [_event_of(entry) for entry in queued(clock)]
+    scheduled = [event_of(entry) for entry in queued(clock)]
     env.run()
     return (
         clock.eid == 7

@@ -9,7 +9,7 @@ Assumptions (see docs/model.md, Backing array):
   (no SimPy events inside the array).
 - Each spindle remembers where its head is (the end of its last chunk). A
   chunk's seek follows the distance from there, as a fraction of the stroke,
-  on the datasheet-fitted seek curve (:class:`simcache.physics.array.SeekCurve`).
+  on the datasheet-fitted seek curve (:class:`simcache.physics.drive.SeekCurve`).
 - Rotational latency is uniform over one revolution, except that a chunk that
   starts exactly where the head is, on a spindle still busy with the chunk
   before it, streams on: no seek and no rotation.
@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
-from simcache.physics.array import (
+from simcache.physics.drive import (
     SeekCurve,
     drive_seek_curve,
     flash_op_seconds,
@@ -318,7 +318,7 @@ class Spindles:
     ) -> float:
         """One chunk operation on flash drive ``drive``: on its earliest free unit, first come
         first served, for the read or write time plus the transfer
-        (:func:`simcache.physics.array.flash_op_seconds`) times ``scale``. The busy meter counts
+        (:func:`simcache.physics.drive.flash_op_seconds`) times ``scale``. The busy meter counts
         a unit's interval over ``parallelism``: the share of the drive it takes."""
         units = self._units[drive]
         unit = 0

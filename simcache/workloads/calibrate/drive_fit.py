@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.optimize import least_squares
 
-from simcache.physics.array import revolution_seconds, seek_curve_bounds, track_fraction
+from simcache.physics.drive import revolution_seconds, seek_curve_bounds, track_fraction
 from simcache.workloads.calibrate.drive_model import (
     Drive,
     DrivePoint,

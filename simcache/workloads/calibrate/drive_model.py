@@ -3,7 +3,7 @@ p99 of ``n`` outstanding I/Os of one pattern on one drive (a RAID 0 array of one
 
 One random I/O of ``size`` bytes over the first ``span`` of the stroke holds the drive for
 ``overhead + seek(span x |U1 - U2|) + R x revolution + transfer`` (U1, U2, R independent uniforms;
-:mod:`simcache.physics.array`: the seek curve fitted to settle, avg_seek and full_seek, zoned media
+:mod:`simcache.physics.drive`: the seek curve fitted to settle, avg_seek and full_seek, zoned media
 rate; the transfer at its mean over the span). The distribution of that time is exact up to
 quadrature: the seek is a function of the distance, the rotation uniform, so ``P(service <= y)`` is
 the mean over distances of ``clip((y - fixed - seek) / revolution, 0, 1)``.
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simcache.base.units import parse_size
-from simcache.physics.array import (
+from simcache.physics.drive import (
     SeekCurve,
     mean_transfer_seconds,
     revolution_seconds,
@@ -68,7 +68,7 @@ class Drive:
 
     def curve(self) -> SeekCurve:
         """The simulator's seek curve of this drive
-        (:func:`simcache.physics.array.drive_seek_curve`)."""
+        (:func:`simcache.physics.drive.drive_seek_curve`)."""
         return seek_curve(
             self.settle,
             self.avg_seek,

@@ -1,4 +1,4 @@
-"""A synthetic workload fitted to a block trace, and the two compared side by side.
+"""A synthetic workload fitted to a block trace.
 
 :func:`fit_trace` measures a trace (one device or all of them) and derives an
 open-loop :class:`~simcache.spec.Workload` that reproduces it in the
@@ -25,7 +25,8 @@ statistics the simulator is sensitive to:
   ``hotspot`` with ``hot_io_fraction`` and ``hot_span_fraction``) whose
   predicted LRU hit ratios best match the trace's READ hit ratios (reads
   that hit, every read and write refreshing the cache: what
-  :func:`compare` reports and what a read cache serves) at cache sizes of
+  :func:`~simcache.workloads.ingest.compare.compare` reports and what a read
+  cache serves) at cache sizes of
   1% to 100% of the footprint (distinct 4 KiB blocks touched; least
   squares), and ``working_set`` is the one over which that law touches as
   many blocks as the trace did in as many I/Os (the footprint, or more:
@@ -85,31 +86,26 @@ busiest 100 ms equal, 100 ms counts' dispersion -0.7%; all-I/O hit ratios
 0.57-0.73 against the trace's 0.20-0.28; the working set is not identified
 (no law touches the trace's 92,402 blocks in its 6,780 I/Os).
 
-:func:`compare` puts a trace's statistics next to a synthetic workload's
-(generated with :class:`~simcache.workloads.generators.IOStream` for the trace's length;
-no simulation) with the relative error of each.
-
 The module is split by concern: the trace's statistics and stack distances
 are in :mod:`simcache.workloads.ingest.tracestats`, the access laws' predicted hit ratios and
-the law fit in :mod:`simcache.workloads.ingest.fitlaw`; this module holds the fit and the
-comparison, and re-exports their public names.
+the law fit in :mod:`simcache.workloads.ingest.fitlaw`; this module holds the fit, and re-exports
+their public names. :func:`simcache.workloads.ingest.compare.compare` puts a trace's statistics
+next to a synthetic workload's (a fitted one's, say) with the relative error of each.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 from scipy.special import chdtrc
 
 from simcache.base.units import human_size
-from simcache.spec import DutyCycle, Group, Workload
+from simcache.spec import DutyCycle, Workload
 from simcache.spec.workload import PROFILE_LEVELS
-from simcache.traces.trace import READ, ROW, WRITE, Trace
-from simcache.workloads.generators import IOStream
+from simcache.traces.trace import READ, WRITE, Trace
+from simcache.workloads.ingest.compare import SUB_SECOND, busiest, size_name
 from simcache.workloads.ingest.fitarrivals import (
     ARRIVAL_INTERVALS,
     ArrivalFit,
@@ -145,7 +141,6 @@ __all__ = [
     "FittedWorkload",
     "Law",
     "TraceStats",
-    "compare",
     "dispersion",
     "expected_footprint",
     "fit_trace",
@@ -157,16 +152,9 @@ __all__ = [
     "predicted_hit_ratios",
     "sequential_share",
     "stack_distances",
-    "synthetic_rows",
     "trace_stats",
 ]
 
-COMPARE_FRACTIONS = (0.01, 0.1, 0.5, 1.0)
-"""Cache sizes, as fractions of the trace's footprint, at which :func:`compare` reports read and
-all-I/O hit ratios."""
-SUB_SECOND = 0.1
-"""Seconds per bin of :func:`compare`'s sub-second rows (for a trace whose timestamps are this
-fine or finer)."""
 SEQUENTIAL_MATERIAL = 0.05
 """A fitted workload gets ``sequential_run`` when more than this share of the trace's I/Os
 continue the previous one."""
@@ -176,10 +164,6 @@ OP_MIX_P_VALUE = 1e-3
 """Reads and writes get their own size mixes when a chi-square test of homogeneity of their size
 counts rejects one mix for both at this level (a trace generated with one mix gets one mix back,
 but for one fit in a thousand)."""
-
-
-# ---- the fit
-# --------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -201,17 +185,10 @@ class FittedWorkload:
     """What the user should check or set by hand (an unidentified working set)."""
 
 
-def _size_name(size: int) -> str:
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size % scale == 0:
-            return f"{size // scale}{unit}"
-    return f"{size}B"
-
-
 def _mix_text(sizes: dict[int, int], top: int = 5) -> str:
     total = sum(sizes.values())
     common = sorted(sizes.items(), key=lambda item: -item[1])[:top]
-    return ", ".join(f"{_size_name(s)} {c / total:.1%}" for s, c in common) or "none"
+    return ", ".join(f"{size_name(s)} {c / total:.1%}" for s, c in common) or "none"
 
 
 def op_mixes_differ(reads: dict[int, int], writes: dict[int, int]) -> tuple[bool, float]:
@@ -293,11 +270,11 @@ def fit_trace(
         "read_fraction": stats.read_fraction,
         **(
             {
-                f"{op}_sizes": {_size_name(s): float(c) for s, c in by_op[op].items()}
+                f"{op}_sizes": {size_name(s): float(c) for s, c in by_op[op].items()}
                 for op in ("read", "write")
             }
             if per_op
-            else {"sizes": {_size_name(s): float(c) for s, c in common.items()}}
+            else {"sizes": {size_name(s): float(c) for s, c in common.items()}}
         ),
         "working_set": blocks * LINE,
         "access": law.access,
@@ -341,7 +318,7 @@ def fit_trace(
             f"writes, p = {p_value:.3g} ({'below' if per_op else 'not below'} {OP_MIX_P_VALUE:g})",
         ),
         *(
-            [(f"busiest {duration_text(SUB_SECOND)}", f"{_busiest(stats, SUB_SECOND):,} I/Os")]
+            [(f"busiest {duration_text(SUB_SECOND)}", f"{busiest(stats, SUB_SECOND):,} I/Os")]
             if stats.tick <= SUB_SECOND
             else []
         ),
@@ -461,178 +438,4 @@ def _working_set_text(
         f"≥ {human_size(stats.footprint)} ({why}: the trace does not identify it); the "
         f"scenario's working_set is {written}",
         why,
-    )
-
-
-def _busiest(stats: TraceStats, resolution: float) -> int:
-    counts = stats.counts_at(resolution)
-    return int(counts.max()) if len(counts) else 0
-
-
-# ---- the comparison
-# -----------------------------------------------------------------------------------------------
-
-
-def synthetic_rows(
-    workload: Workload, duration: float, seed: int | np.random.SeedSequence = 0
-) -> np.ndarray:
-    """The I/Os an open-loop ``workload`` issues in ``[0, duration)`` as
-    :data:`simcache.traces.trace.ROW` rows (one VM, no simulation)."""
-    if workload.mode != "open":
-        raise ValueError(
-            f'compare needs an open-loop synthetic workload (this one is mode = "{workload.mode}")'
-        )
-    stream = IOStream(
-        workload, seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    )
-    times: list[float] = []
-    ios: list[tuple[bool, int, int]] = []
-    now = 0.0
-    while True:
-        now += stream.next_gap(now)
-        if now >= duration:
-            break
-        times.append(now)
-        ios.append(stream.next_io())
-    rows = np.zeros(len(times), dtype=ROW)
-    rows["time"] = times
-    if ios:
-        writes, sizes, offsets = zip(*ios, strict=True)
-        rows["op"] = np.where(np.array(writes), WRITE, READ)
-        rows["size"] = sizes
-        rows["offset"] = offsets
-    rows["latency"] = np.nan
-    return rows
-
-
-def _relative_error(trace: float, synthetic: float) -> float:
-    if trace == 0:
-        return 0.0 if synthetic == 0 else math.inf
-    return (synthetic - trace) / abs(trace)
-
-
-def _op_size_rows(measured: TraceStats, generated: TraceStats) -> list[tuple[str, float, float]]:
-    """Per op the trace has: its mean size, and the shares of its five most common sizes among
-    that op's I/Os."""
-    rows: list[tuple[str, float, float]] = []
-    for op in ("read", "write"):
-        trace_sizes, synthetic_sizes = (
-            measured.sizes_by_op.get(op, {}),
-            generated.sizes_by_op.get(op, {}),
-        )
-        trace_ios, synthetic_ios = sum(trace_sizes.values()), sum(synthetic_sizes.values())
-        if not trace_ios:
-            continue
-        synthetic_mean = (
-            sum(s * c for s, c in synthetic_sizes.items()) / synthetic_ios if synthetic_ios else 0.0
-        )
-        rows.append(
-            (
-                f"mean {op} size (bytes)",
-                sum(s * c for s, c in trace_sizes.items()) / trace_ios,
-                synthetic_mean,
-            )
-        )
-        for size, count in sorted(trace_sizes.items(), key=lambda item: -item[1])[:5]:
-            share = synthetic_sizes.get(size, 0) / synthetic_ios if synthetic_ios else 0.0
-            rows.append((f"share of {_size_name(size)} among {op}s", count / trace_ios, share))
-    return rows
-
-
-def compare(
-    trace: Trace,
-    synthetic: Workload | Group,
-    seed: int = 0,
-    device: str | None = None,
-    fractions: Sequence[float] = COMPARE_FRACTIONS,
-    resolution: float | None = None,
-) -> pd.DataFrame:
-    """The trace's statistics next to one VM of ``synthetic`` generated for as long, with the
-    relative error of each.
-
-    "As long": from the first I/O to the last, rounded up to whole steps of
-    the workload's ``profile`` duty cycle when they are shorter than a second
-    (one pass of a profile fitted to the trace), else to whole seconds.
-
-    Rows: at ``resolution`` seconds, when there is one, the I/Os in the
-    busiest bin and the index of dispersion of the counts (fixed bins from
-    the first I/O); the mean inter-arrival time and its squared coefficient
-    of variation (SCV: variance / mean^2); busiest second and minute (1 s and
-    60 s bins), index of dispersion of the per-second counts, mean rate, read
-    fraction, mean size, the trace's five most common sizes (share of I/Os),
-    per op (reads, writes) its mean size and its five most common sizes
-    (share of that op's I/Os), read hit ratios and all-I/O hit ratios (reads
-    and writes that hit) at ``fractions`` of the trace's footprint (same cache
-    sizes in lines for both) and footprint. ``resolution`` ``None``:
-    :data:`SUB_SECOND` (100 ms) when the trace's timestamps are that fine
-    (:func:`~simcache.workloads.ingest.tracestats.clock_tick`), else none;
-    the inter-arrival rows too need timestamps finer than a second. Columns:
-    ``statistic``, ``trace``, ``synthetic``, ``relative_error`` ((synthetic -
-    trace) / trace).
-    """
-    if resolution is not None and not resolution > 0:
-        raise ValueError(f"resolution must be positive seconds (got {resolution})")
-    workload = synthetic.workload if isinstance(synthetic, Group) else synthetic
-    duty = workload.duty_cycle
-    # The synthetic runs as long as the trace in whole steps of a sub-second profile (one pass of
-    # a profile fitted to it), else in whole seconds.
-    step = min(1.0, duty.interval or 1.0) if duty is not None and duty.shape == "profile" else 1.0
-    measured = trace_stats(_selected_rows(trace, device), step)
-    generated = trace_stats(synthetic_rows(workload, measured.duration, seed))
-    lines = measured.cache_lines(fractions)
-    if resolution is None and measured.tick <= SUB_SECOND:
-        resolution = SUB_SECOND
-    rows: list[tuple[str, float, float]] = []
-    if resolution is not None:
-        bins = duration_text(resolution)
-        rows += [
-            (
-                f"I/Os in busiest {bins}",
-                _busiest(measured, resolution),
-                _busiest(generated, resolution),
-            ),
-            (
-                f"index of dispersion ({bins} counts)",
-                dispersion(measured.counts_at(resolution)),
-                dispersion(generated.counts_at(resolution)),
-            ),
-        ]
-    if measured.tick < 1.0:
-        rows += [
-            (
-                "mean inter-arrival time (ms)",
-                measured.interarrival_mean * 1e3,
-                generated.interarrival_mean * 1e3,
-            ),
-            ("inter-arrival time SCV", measured.interarrival_scv, generated.interarrival_scv),
-        ]
-    rows += [
-        ("I/Os in busiest second", measured.busiest_second, generated.busiest_second),
-        ("I/Os in busiest minute", measured.busiest_minute, generated.busiest_minute),
-        (
-            "index of dispersion (1 s counts)",
-            measured.dispersion_second,
-            generated.dispersion_second,
-        ),
-        ("mean rate (I/O/s)", measured.mean_rate, generated.ios / measured.duration),
-        ("read fraction", measured.read_fraction, generated.read_fraction),
-        ("mean size (bytes)", measured.mean_size, generated.mean_size),
-    ]
-    for size, count in sorted(measured.sizes.items(), key=lambda item: -item[1])[:5]:
-        share = generated.sizes.get(size, 0) / generated.ios if generated.ios else 0.0
-        rows.append((f"share of {_size_name(size)} I/Os", count / measured.ios, share))
-    rows += _op_size_rows(measured, generated)
-    trace_hits, synthetic_hits = (
-        measured.hit_ratios(lines, reads_only=True),
-        generated.hit_ratios(lines, reads_only=True),
-    )
-    for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
-        rows.append((f"read hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
-    trace_hits, synthetic_hits = measured.hit_ratios(lines), generated.hit_ratios(lines)
-    for fraction, n, t, s in zip(fractions, lines, trace_hits, synthetic_hits, strict=True):
-        rows.append((f"all-I/O hit ratio, cache {fraction:.0%} of footprint ({n:,} lines)", t, s))
-    rows.append(("footprint (bytes)", measured.footprint, generated.footprint))
-    return pd.DataFrame(
-        [(name, float(t), float(s), _relative_error(float(t), float(s))) for name, t, s in rows],
-        columns=["statistic", "trace", "synthetic", "relative_error"],
     )
