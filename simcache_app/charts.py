@@ -299,7 +299,8 @@ def _mark_label(text: str, at: float, bottom: bool) -> dict[str, Any]:
 def legend_name(column: str) -> str:
     """A series column in people's words: ``util.host3.peer.tx`` -> ``"host 3 peer link, send"``,
     ``util.host0.peer1.rx`` -> ``"host 0 peer link 1, receive"``, ``util.host2.tier`` -> ``"host
-    2 tier"``, ``util.array`` -> ``"array spindles"``, ``backlog.host1`` -> ``"host 1"``."""
+    2 tier"``, ``util.array`` -> ``"array drives"`` (spindles or flash drives), ``backlog.host1``
+    -> ``"host 1"``."""
     name = column.split(".", 1)[1] if column.startswith(("util.", "queue.", "backlog.")) else column
     port = PortName.parse(name)
     if port is not None:
@@ -311,7 +312,7 @@ def legend_name(column: str) -> str:
         number = "" if port.index is None else f" {port.index}"
         return f"host {port.host} {port.role} link{number}, {way}"
     if name == "array":
-        return "array spindles"
+        return "array drives"
     host, _, rest = name.partition(".")
     if host.startswith("host") and host[4:].isdigit():
         return f"host {host[4:]}" + (f" {rest}" if rest else "")

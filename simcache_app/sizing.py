@@ -52,7 +52,12 @@ def answer_tables(answer: SizeAnswer) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
     every = pd.DataFrame(
         [
-            {"cost": c.cost.total, "verdict": c.verdict, "configuration": c.label, "why": c.why}
+            {
+                "cost": c.cost.total,
+                "verdict": c.verdict,
+                "configuration": c.label,
+                "why": c.why_shown(),
+            }
             for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
         ]
     )

@@ -12,6 +12,7 @@ __all__ = [
     "ScenarioError",
     "SweepStoreError",
     "WorkloadFileError",
+    "counted",
     "echo",
     "listing",
 ]
@@ -74,6 +75,11 @@ def listing(names: Iterable[str], most: int = 12) -> str:
     return shown if len(names) <= most else f"{shown} and {len(names) - most:,} more"
 
 
+def counted(count: int, noun: str) -> str:
+    """A count and its noun for a message: ``"1 problem"``, ``"4 problems"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 class ScenarioError(ValueError):
     """A scenario (file, dict or override) cannot be used as written.
 
@@ -86,7 +92,7 @@ class ScenarioError(ValueError):
     def __init__(self, source: str, problems: Sequence[tuple[str, str]]):
         self.source = source
         self.problems = list(problems)
-        lines = [f"{source}: {self.HEADING} ({len(self.problems)} problem(s))"]
+        lines = [f"{source}: {self.HEADING} ({counted(len(self.problems), 'problem')})"]
         lines += [f"  {path or '(top level)'}: {message}" for path, message in self.problems]
         super().__init__("\n".join(lines))
 

@@ -56,6 +56,7 @@ __all__ = [
     "PARTIAL",
     "SUMMARY_FIGURES",
     "run_sweep",
+    "store_warnings",
     "summary_text",
     "sweep_json",
     "sweep_progress",
@@ -99,12 +100,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     try:
         with (
             cancel_on_signals(Cancel()) as token,
-            warnings.catch_warnings(),
+            store_warnings(),
             sweep_progress(quiet=args.json) as progress,
             option_errors({"until": "--until", "max_seeds": "--max-seeds"}),
         ):
-            warnings.simplefilter("always", SweepStoreWarning)
-            warnings.showwarning = _store_warning
             table = sweep(
                 load_scenario(scenario_path),
                 spec["grid"],
@@ -444,6 +443,17 @@ class _shown:
 
     bar: Bar | None = None
     quiet = False
+
+
+@contextlib.contextmanager
+def store_warnings() -> Iterator[None]:
+    """Within the block, every warning of a sweep's store (:class:`SweepStoreWarning`: a stored
+    row that failed its checks, recomputed), and any other, printed as a ``warning: ...`` line
+    on stderr, below the progress line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SweepStoreWarning)
+        warnings.showwarning = _store_warning
+        yield
 
 
 def _store_warning(

@@ -90,6 +90,12 @@ class NamedBottleneck:
             return "offered over 100x its capacity"
         return f"offered {self.offered_load:.0%} of its capacity"
 
+    def overload_words(self) -> str:
+        """It and the others overloaded, for a sentence: ``"host0.tier (its transfer pipe) offered
+        107% of its capacity; also overloaded: host1.tier (107%)"``."""
+        also = self.also_words()
+        return f"{self.name} {self.load_words()}" + (f"; also overloaded: {also}" if also else "")
+
     def also_words(self) -> str:
         """The other overloaded components, each with its offered / capacity in a word or a
         figure: ``"host1.tier (180%), array (120%)"`` (``over 100x``, ``starved``); empty when
@@ -390,13 +396,15 @@ class Estimate:
             name, utilization = self.bottleneck()
             return NamedBottleneck(name, name, utilization, None)
         component, name, load = overloads[0]
-        return NamedBottleneck(
-            component,
-            name,
-            self.utilization.get(component),
-            load,
-            tuple((other, rho) for other, _, rho in overloads[1:]),
-        )
+        # a component once, at its most overloaded station (a tier's pipe and its units can
+        # both be overloaded: "host0.tier (215%), host0.tier (107%)" would name it twice)
+        seen = {component}
+        also = []
+        for other, _, rho in overloads[1:]:
+            if other not in seen:
+                seen.add(other)
+                also.append((other, rho))
+        return NamedBottleneck(component, name, self.utilization.get(component), load, tuple(also))
 
     def overloads(self) -> list[tuple[str, str, float]]:
         """What an open-loop load overloads (empty when :attr:`stable`): the component, how the

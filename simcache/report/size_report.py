@@ -87,9 +87,11 @@ def size_section(answer: SizeAnswer, command: str = "") -> str:
             for v in winner.confirmed
         ]
         parts.append(_table(["target", "verdict", "why"], rows, status_column=1))
+        if winner.warning:  # beside the verdict of its runs, which it does not change
+            parts.append(f"<p id='estimate-overload' class='unknown'>{escape(winner.warning)}</p>")
     parts += _frontier(answer)
     every: list[tuple[str, ...]] = [
-        (f"{c.cost.total:,.0f}", c.verdict, c.label, c.why)
+        (f"{c.cost.total:,.0f}", c.verdict, c.label, c.why_shown())
         for c in sorted(answer.candidates, key=lambda c: (c.cost.total, c.index))
     ]
     parts.append("<h3>Every configuration, by cost</h3>")
@@ -127,13 +129,19 @@ def _frontier(answer: SizeAnswer) -> list[str]:
         limit=target.limit,
         passing=[c.verdict == "meets" for c in front],
     )
-    rows = [(f"{c.cost.total:,.0f}", c.figure(at), c.verdict, c.label) for c in front]
+    head = ["cost", target.unit, "verdict", "configuration"]
+    rows: list[tuple[str, ...]] = [
+        (f"{c.cost.total:,.0f}", c.figure(at), c.verdict, c.label) for c in front
+    ]
+    if any(c.warning for c in front):  # the estimate's overloads, beside the runs' verdicts
+        head.append("warning")
+        rows = [(*row, c.warning) for row, c in zip(rows, front, strict=True)]
     return [
         f"<h3>Frontier: cost vs {escape(str(target))}</h3>",
         "<p>The simulated configurations that no other simulated one beats on both cost and figure "
         "(mean &plusmn; 95% interval over seeds).</p>",
         chart,
-        _table(["cost", target.unit, "verdict", "configuration"], rows, status_column=2),
+        _table(head, rows, status_column=2),
     ]
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from simcache.base.units import format_figure, human_size
 from simcache.physics.cluster import PortName, gc_refill_rate
-from simcache.results.part_words import link_words
+from simcache.results.part_words import drive_noun, link_words
 from simcache.results.peaks import PEAK, Peak, peak_of, peak_words
 from simcache.results.result import Result
 from simcache.results.validity import samples_needed
@@ -171,7 +171,8 @@ def component_name(component: str, scenario: Scenario) -> str:
         return f"the host{tier.group(1)} {_profile(cluster.tier.profile)}{cluster.tier.kind} tier"
     if component == "array":
         count = scenario.array.spindles
-        return f"the array's {count} spindle{'' if count == 1 else 's'}"
+        noun = drive_noun(scenario.array.drive)  # an all-flash array's are flash drives
+        return f"the array's {count} {noun}{'' if count == 1 else 's'}"
     return component
 
 

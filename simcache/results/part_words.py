@@ -9,7 +9,7 @@ from __future__ import annotations
 from simcache.base.units import format_figure
 from simcache.spec import ArraySpec, DriveSpec, LinkSpec, TierSpec
 
-__all__ = ["changed_fields", "line_rate", "link_words"]
+__all__ = ["changed_fields", "drive_noun", "line_rate", "link_words"]
 
 
 def link_words(link: LinkSpec) -> str:
@@ -23,6 +23,13 @@ def link_words(link: LinkSpec) -> str:
         words += f" at {line_rate(link.bandwidth)}"
     changed = changed_fields(link, shown=("bandwidth",))
     return f"{words} ({changed})" if changed else words
+
+
+def drive_noun(drive: DriveSpec) -> str:
+    """One drive of an array in words: ``"spindle"`` for a spinning one, ``"flash drive"`` for a
+    solid-state one, as the app's summary of an array names them (review 67a F12: an all-flash
+    array's drives were called spindles)."""
+    return "flash drive" if drive.media == "flash" else "spindle"
 
 
 def changed_fields(

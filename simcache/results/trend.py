@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simcache.spec.consistency import STABILITY_SAMPLES
+
 __all__ = [
     "FLOORS",
     "MIN_RISE",
@@ -40,8 +42,9 @@ T_HALF = 1.64
 MIN_RISE = 0.5
 """A growing series' fitted rise over the window, as a fraction of its mean level over the
 window."""
-MIN_SAMPLES = 8
-"""Fewest samples after the warm-up for a trend test."""
+MIN_SAMPLES = STABILITY_SAMPLES
+"""Fewest samples after the warm-up for a trend test (defined with the scenario's rules, whose
+message for a run too short to sample gives the run length this many samples need)."""
 FLOORS = {"bytes": float(2**20), "count": 5.0}
 """Smallest fitted rise over the window that counts as growth, by the series' unit."""
 

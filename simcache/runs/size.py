@@ -12,7 +12,8 @@ The search, over the configurations of :func:`simcache.runs.sizing.space.candida
    estimate/simulation ratio of that figure over the library's scenarios (:data:`MEASURED`,
    ``bench/bench_size.py --margin``), so a configuration whose simulated figure meets a limit is not
    pruned; ``tests/runs/test_size_search.py`` checks it. An estimated overload prunes nothing
-   (:data:`OVERLOADS` says why).
+   (:data:`OVERLOADS` says why); it is kept (:func:`overload_words`) and shown beside the verdict
+   of the configuration's runs.
 3. **Simulate** the rest cheapest first (equal costs: the estimate's best first, then the one no
    faster than which the most others are) over the seeds, judging each target with its 95% interval
    (:func:`simcache.runs.targets.judge_seeds`); a configuration whose interval straddles a limit
@@ -43,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from simcache.base.errors import ScenarioError
-from simcache.estimate import estimate
+from simcache.estimate import Estimate, estimate
 from simcache.runs.simulate import simulate
 from simcache.runs.sizing.answer import Candidate, SizeAnswer
 from simcache.runs.sizing.costs import PriceTable, SizeError, check_prices, load_prices
@@ -62,6 +63,7 @@ __all__ = [
     "THROUGHPUT_FACTOR",
     "SizeInterrupted",
     "estimated_figure",
+    "overload_words",
     "prune_reason",
     "size",
 ]
@@ -93,7 +95,8 @@ OVERLOADS = (
     "An estimated overload (a latency without bound) prunes nothing: on a small WB+1 cluster of "
     "SATA field tiers the estimate finds the tier's pipe offered 137% of its capacity where a 20 s "
     "simulation stays stable at 5.5 ms mean write latency, so the estimate's overloads are not a "
-    "clear margin; such configurations are simulated, after the others of their cost."
+    "clear margin; such configurations are simulated, after the others of their cost, and the "
+    "overload is shown beside the verdict of their runs, which it does not change."
 )
 
 
@@ -119,6 +122,16 @@ def estimated_figure(result: Any, target: Target) -> float:
     if rows.empty or target.column not in rows.columns:
         return math.nan
     return float(rows.iloc[0][target.column])
+
+
+def overload_words(result: Estimate) -> str:
+    """What the estimate ``result`` finds overloaded, as ``simcache estimate``'s bottleneck line
+    words it (:class:`~simcache.estimate.NamedBottleneck`): ``"host0.tier (its transfer pipe)
+    offered 107% of its capacity; also overloaded: host1.tier (107%)"``; empty when it is
+    stable."""
+    if result.stable:
+        return ""
+    return result.named_bottleneck().overload_words()  # an unstable estimate names the most
 
 
 def prune_reason(
@@ -311,6 +324,7 @@ def _estimate_all(
         except (ScenarioError, ValueError, ArithmeticError):
             score[candidate.index] = math.inf  # no estimate: simulated, last among equal costs
             continue
+        candidate.overload = overload_words(result)
         ratios = []
         for target in targets:
             value = estimated_figure(result, target)

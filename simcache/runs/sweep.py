@@ -93,6 +93,7 @@ __all__ = [
     "result_row",
     "row_figures",
     "sweep",
+    "sweep_seeds",
     "sweep_summary",
     "until_outcomes",
     "until_problems",
@@ -218,19 +219,7 @@ def sweep(
     runs = (
         variants if duration is None else [variant.with_duration(duration) for variant in variants]
     )
-    seed_list = list(seeds)
-    bad = [
-        seed
-        for seed in seed_list
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
-    ]
-    if not seed_list or bad:
-        raise SweepError(
-            source or "<sweep>",
-            [("seeds", f"give a list of seeds, whole numbers >= 0 (got {seed_list!r})")],
-        )
-    # numpy integers as plain ints: store keys and rows are JSON
-    seed_list = [int(seed) for seed in seed_list]
+    seed_list = sweep_seeds(seeds, source)
     if until is not None:
         problems = until_problems(until, max_seeds, variants, grid)
         if problems:
@@ -283,6 +272,27 @@ def sweep(
             _table(points, rows, tally),
         ) from exc
     return _table(points, rows, tally)
+
+
+def sweep_seeds(seeds: Iterable[Any], source: str | None = None) -> list[int]:
+    """``seeds`` as a sweep runs them: plain ints (numpy's too: store keys and rows are JSON);
+    raises :class:`~simcache.base.errors.SweepError` naming ``source`` (the sweep file, else
+    ``<sweep>``) and ``seeds`` unless they are a list of whole numbers >= 0, at least one (a sweep
+    file's ``seeds = 3`` had ended in a traceback)."""
+    listed = not isinstance(seeds, (str, bytes, Mapping)) and isinstance(seeds, Iterable)
+    seed_list = list(seeds) if listed else []
+    bad = [
+        seed
+        for seed in seed_list
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+    ]
+    if not seed_list or bad:
+        got = echo(seed_list if listed else seeds)
+        raise SweepError(
+            source or "<sweep>",
+            [("seeds", f"give a list of seeds, whole numbers >= 0 (got {got})")],
+        )
+    return [int(seed) for seed in seed_list]
 
 
 def _refused(runs: Sequence[Scenario]) -> dict[int, str]:

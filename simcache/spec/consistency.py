@@ -16,6 +16,7 @@ ports that only a vMotion's streams take); the scenario runs as written and a
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,13 @@ if TYPE_CHECKING:
     from simcache.spec.scenario import Scenario
     from simcache.spec.workload import Group
 
-__all__ = ["ScenarioWarning", "run_problems", "scenario_notes", "scenario_problems"]
+__all__ = [
+    "STABILITY_SAMPLES",
+    "ScenarioWarning",
+    "run_problems",
+    "scenario_notes",
+    "scenario_problems",
+]
 
 
 class ScenarioWarning(UserWarning):
@@ -488,8 +495,36 @@ def _carry(first: int, last: int) -> str:
     return f"{_ports(first, last)} {'carries' if first == last else 'carry'}"
 
 
+STABILITY_SAMPLES = 8
+"""The samples after the warm-up that a run's stability test needs
+(:data:`simcache.results.trend.MIN_SAMPLES` is this), as a run too short to sample is told."""
+
+
 def run_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """The cross-field rules that involve ``[run]`` (all a changed duration or seed can break)."""
-    if scenario.run.sample_interval > scenario.run.duration:
-        return [("run.sample_interval", "must not exceed run.duration")]
+    run = scenario.run
+    if run.sample_interval > run.duration:
+        return [
+            (
+                "run.sample_interval",
+                _samples_past_the_run(run.duration, run.warmup, run.sample_interval),
+            )
+        ]
     return []
+
+
+def _samples_past_the_run(duration: float, warmup: float, interval: float) -> str:
+    """Why a sample interval longer than the run (seconds each) cannot be, and the two fixes with
+    their values: a longer run (for a stability test, :data:`STABILITY_SAMPLES` intervals past the
+    warm-up) or a shorter interval (for the test, the window over :data:`STABILITY_SAMPLES`,
+    rounded down to three digits so that it does give them)."""
+    most = (duration - warmup) / STABILITY_SAMPLES
+    step = 10.0 ** (math.floor(math.log10(most)) - 2)
+    return (
+        f"{interval:g} s is longer than the run (run.duration {duration:g} s), which would take no "
+        f"sample: give a duration of at least {interval:g} s (a stability test needs "
+        f"{STABILITY_SAMPLES} samples after the warm-up: {STABILITY_SAMPLES} x {interval:g} s = "
+        f"{STABILITY_SAMPLES * interval:g} s past the {warmup:g} s warm-up), or set "
+        f"run.sample_interval to at most {duration:g} s ({math.floor(most / step) * step:.3g} s "
+        f"for {STABILITY_SAMPLES} samples after the warm-up)"
+    )

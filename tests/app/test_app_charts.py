@@ -278,7 +278,7 @@ def test_legend_names_are_words_not_port_ids() -> None:
     assert legend_name("util.array.rx") == "array port, receive"
     assert legend_name("util.peer.fabric") == "shared peer segment"
     assert legend_name("util.host2.tier") == "host 2 tier"
-    assert legend_name("util.array") == "array spindles"
+    assert legend_name("util.array") == "array drives"
     assert legend_name("backlog.host11") == "host 11"
 
 

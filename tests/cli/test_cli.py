@@ -18,6 +18,7 @@ from support.strategies import to_toml
 import simcache
 from simcache.base.metrics import TOTALS
 from simcache.cli.main import main
+from simcache.results.trend import MIN_SAMPLES
 from simcache.sim.collect import COMPONENTS
 from simcache.spec.profiles import KINDS, list_profiles
 
@@ -231,7 +232,7 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     )
     assert completed.returncode == 2
     assert completed.stderr == (
-        f"error: {bad}: invalid scenario (1 problem(s))\n"
+        f"error: {bad}: invalid scenario (1 problem)\n"
         "  groups.0(db).policy: WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 "
         "peer(s)); "
         "raise cluster.hosts to at least 3 or use a policy with fewer replicas\n"
@@ -374,9 +375,9 @@ def test_sweep_prints_the_table_without_out(tmp_path: Path) -> None:
     assert [row["db.write.iops"] for row in table] == ["84.444444", "148.888889"]  # count / 0.45 s
 
 
-POINT_ERROR = "error: {grid} [grid] {point}: invalid scenario (1 problem(s))\n  {line}\n"
-FILE_ERROR = "error: {grid}: invalid scenario (1 problem(s))\n  (top level): {message}\n"
-SWEEP_ERROR = "error: {grid}: invalid sweep (1 problem(s))\n  (top level): {message}\n"
+POINT_ERROR = "error: {grid} [grid] {point}: invalid scenario (1 problem)\n  {line}\n"
+FILE_ERROR = "error: {grid}: invalid scenario (1 problem)\n  (top level): {message}\n"
+SWEEP_ERROR = "error: {grid}: invalid sweep (1 problem)\n  (top level): {message}\n"
 SWEEP_FILE = (
     'a sweep file has scenario = "PATH", optional seeds = [1, 2, 3] and a [grid] table of '
     "dotted.path = [values]"
@@ -419,18 +420,23 @@ SWEEP_FILE = (
         ),
         (
             '[grid]\n"groups.db.vms_per_host" = 2\n',
-            "error: {grid}: invalid sweep (1 problem(s))\n"
+            "error: {grid}: invalid sweep (1 problem)\n"
             "  grid.groups.db.vms_per_host: must be a non-empty list of values, e.g. [2] (got 2)\n",
         ),
         (
             'seeds = [-1]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: {grid}: invalid sweep (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid sweep (1 problem)\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got [-1])\n",
         ),
         (
             'seeds = ["one"]\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
-            "error: {grid}: invalid sweep (1 problem(s))\n  seeds: give a list of seeds, whole "
+            "error: {grid}: invalid sweep (1 problem)\n  seeds: give a list of seeds, whole "
             "numbers >= 0 (got ['one'])\n",
+        ),
+        (
+            'seeds = 3\n[grid]\n"groups.db.policy" = ["WB+0"]\n',
+            "error: {grid}: invalid sweep (1 problem)\n  seeds: give a list of seeds, whole "
+            "numbers >= 0 (got 3)\n",
         ),
     ],
     ids=[
@@ -442,6 +448,7 @@ SWEEP_FILE = (
         "grid-scalar",
         "negative-seed",
         "text-seed",
+        "scalar-seed",
     ],
 )
 def test_sweep_bad_input_exits_2(tmp_path: Path, body: str, expected: str) -> None:
@@ -458,7 +465,7 @@ def test_sweep_missing_scenario_file_exits_2(tmp_path: Path) -> None:
     missing = tmp_path / "missing.toml"
     # the sweep file and its field, not the missing file as an invalid scenario (review 67a F13)
     assert stderr.startswith(
-        f"error: {grid}: invalid sweep (1 problem(s))\n  scenario: 'missing.toml' is no file "
+        f"error: {grid}: invalid sweep (1 problem)\n  scenario: 'missing.toml' is no file "
         f"(looked for {missing}) and no built-in scenario"
     )
 
@@ -470,19 +477,47 @@ def test_run_negative_seed_exits_2() -> None:
     code, _, stderr = call(["run", "default", "--duration", "0.5s", "--seed", "-1"])
     assert code == 2
     assert stderr == (
-        "error: simulate(seed=...): invalid scenario (1 problem(s))\n"
+        "error: simulate(seed=...): invalid scenario (1 problem)\n"
         "  run.seed: must be a whole number from 0 to 9,007,199,254,740,991 (got -1)\n"
     )
 
 
 def test_run_duration_shorter_than_sample_interval_exits_2() -> None:
-    """The error names the --duration flag that caused it, not the file (whose duration is fine)."""
+    """The error names the --duration flag that caused it, not the file (whose duration is fine),
+    and says both fixes with their values (review 67a F13: it said only "must not exceed
+    run.duration"): a duration of at least the 0.5 s interval, and for a stability test
+    MIN_SAMPLES intervals past the warm-up (cut to a tenth of the 0.2 s); or an interval of at most
+    the duration, (0.2 - 0.02) / 8 s for the test."""
     code, _, stderr = call(["run", str(DEFAULT), "--duration", "0.2s"])
     assert code == 2
     assert stderr == (
         "error: the duration argument (simulate(duration=...), CLI --duration): invalid scenario "
-        "(1 problem(s))\n"
-        "  run.sample_interval: must not exceed run.duration\n"
+        "(1 problem)\n"
+        "  run.sample_interval: 0.5 s is longer than the run (run.duration 0.2 s), which would "
+        "take no sample: give a duration of at least 0.5 s (a stability test needs "
+        f"{MIN_SAMPLES} samples after the warm-up: {MIN_SAMPLES} x 0.5 s = {MIN_SAMPLES * 0.5:g} s "
+        "past the 0.02 s warm-up), or set run.sample_interval to at most 0.2 s (0.0225 s for "
+        f"{MIN_SAMPLES} samples after the warm-up)\n"
+    )
+
+
+def test_a_scenario_file_sampled_less_often_than_it_runs_names_the_file_and_the_fixes(
+    tmp_path: Path,
+) -> None:
+    """The same rule in a scenario file: the file named, the interval advised for the stability
+    test rounded down ((0.2 - 0.05) / 8 = 0.01875 s: 0.0187 s, which does give the 8)."""
+    path = tmp_path / "sparse.toml"
+    run = {"duration": "0.2s", "warmup": "0.05s", "sample_interval": "0.5s"}
+    path.write_text(to_toml(small_scenario("sparse", run=run)))
+    code, _, stderr = call(["run", str(path)])
+    assert code == 2
+    assert stderr == (
+        f"error: {path}: invalid scenario (1 problem)\n"
+        "  run.sample_interval: 0.5 s is longer than the run (run.duration 0.2 s), which would "
+        "take no sample: give a duration of at least 0.5 s (a stability test needs "
+        f"{MIN_SAMPLES} samples after the warm-up: {MIN_SAMPLES} x 0.5 s = {MIN_SAMPLES * 0.5:g} s "
+        "past the 0.05 s warm-up), or set run.sample_interval to at most 0.2 s (0.0187 s for "
+        f"{MIN_SAMPLES} samples after the warm-up)\n"
     )
 
 

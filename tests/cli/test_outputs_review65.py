@@ -36,9 +36,7 @@ def _refused_before_work(code: int, stderr: str, path: Path, option: str, reason
     """Exit 2 with the one-problem message naming ``path``, ``option`` and ``reason``, and no sign
     that anything ran."""
     assert code == 2, stderr
-    assert stderr.startswith(f"error: {path}: cannot write there (1 problem(s))\n  {option}: "), (
-        stderr
-    )
+    assert stderr.startswith(f"error: {path}: cannot write there (1 problem)\n  {option}: "), stderr
     assert reason in stderr
     assert "Traceback" not in stderr
     assert "simulating" not in stderr and "runs done" not in stderr and "running" not in stderr
@@ -160,7 +158,7 @@ def test_sweep_until_is_checked_before_any_run(
     grid = _grid(tmp_path, '[grid]\n"cluster.peer_link" = ["1GbE", "10GbE"]\n')
     code, stdout, stderr = call(["sweep", str(grid), "--workers", "1", *options])
     assert code == 2, stderr
-    assert stderr.startswith(f"error: {option}: invalid option (1 problem(s))\n  {option}: ")
+    assert stderr.startswith(f"error: {option}: invalid option (1 problem)\n  {option}: ")
     assert message in stderr
     assert "runs done" not in stderr and stdout == ""
 
@@ -222,7 +220,7 @@ def test_a_bad_grid_point_names_the_sweep_file_and_its_grid_key(tmp_path: Path) 
     code, _, stderr = call(["sweep", str(grid), "--workers", "1"])
     assert code == 2
     assert stderr.startswith(
-        f"error: {grid} [grid] cluster.peer_lnk = '1GbE': invalid scenario (1 problem(s))\n"
+        f"error: {grid} [grid] cluster.peer_lnk = '1GbE': invalid scenario (1 problem)\n"
         "  cluster.peer_lnk: unknown field 'peer_lnk'"
     )
 
@@ -231,25 +229,25 @@ def test_bad_seeds_in_a_sweep_file_name_the_file(tmp_path: Path) -> None:
     grid = _grid(tmp_path, 'seeds = [-1]\n[grid]\n"cluster.peer_link" = ["1GbE"]\n')
     code, _, stderr = call(["sweep", str(grid), "--workers", "1"])
     assert code == 2
-    assert stderr.startswith(f"error: {grid}: invalid sweep (1 problem(s))\n  seeds: ")
+    assert stderr.startswith(f"error: {grid}: invalid sweep (1 problem)\n  seeds: ")
 
 
 def test_check_seeds_0_is_an_invalid_option() -> None:
     code, _, stderr = call(["check", DEFAULT, "--seeds", "0"])
     assert code == 2
     assert stderr == (
-        "error: --seeds: invalid option (1 problem(s))\n  --seeds: must be at least 1 (got 0)\n"
+        "error: --seeds: invalid option (1 problem)\n  --seeds: must be at least 1 (got 0)\n"
     )
 
 
 def test_report_target_that_does_not_parse_is_an_invalid_option(small: Path) -> None:
     code, _, stderr = call(["report", str(small), "--target", "write p99 < 5 ms"])
     assert code == 2
-    assert stderr.startswith("error: --target: invalid option (1 problem(s))\n  --target: ")
+    assert stderr.startswith("error: --target: invalid option (1 problem)\n  --target: ")
     assert "simulating" not in stderr
 
 
 def test_report_sweep_point_error_names_the_option(small: Path) -> None:
     code, _, stderr = call(["report", str(small), "--sweep", "cluster.hosts = [0]"])
     assert code == 2
-    assert stderr.startswith("error: --sweep cluster.hosts = 0: invalid scenario (1 problem(s))\n")
+    assert stderr.startswith("error: --sweep cluster.hosts = 0: invalid scenario (1 problem)\n")

@@ -21,7 +21,7 @@ def sweep_file(path: Path, scenario: str) -> Path:
 def only_problem(stderr: str, source: Path, heading: str = "invalid sweep") -> str:
     """The one problem line of an error about ``source``."""
     head, *problems = stderr.strip().splitlines()
-    assert head == f"error: {source}: {heading} (1 problem(s))", stderr
+    assert head == f"error: {source}: {heading} (1 problem)", stderr
     assert len(problems) == 1, stderr
     return problems[0].strip()
 

@@ -66,8 +66,8 @@ def test_a_file_in_another_currency_pricing_some_parts_is_refused_part_by_part(
     assert (code, out, ran) == (2, "", [])
     lines = err.splitlines()
     assert lines[0] == (
-        f"error: {own}: cannot size it: its prices would mix two currencies (5 problem(s))"
-    ), err
+        f"error: {own}: cannot size it: its prices would mix two currencies (4 problems)"
+    ), err  # a problem per part; the tables to paste are no problem (review 67a F12: "5")
     parts = lines[1:5]
     assert [line.split(":", 1)[0].strip() for line in parts] == USED
     for line, table in zip(parts, USED, strict=True):
@@ -86,7 +86,9 @@ def test_the_cost_of_a_mixed_configuration_is_refused_not_added(tmp_path: Path) 
     prices = load_prices(_write(tmp_path, EUR_ALL.replace("[links.1GbE]\nport = 50\n", "")))
     with pytest.raises(CurrencyError) as caught:
         prices.cost(_default())
-    assert [where for where, _ in caught.value.problems] == ["links.1GbE", "--costs"]
+    assert [where for where, _ in caught.value.problems] == ["links.1GbE"]
+    assert caught.value.fix is not None and caught.value.fix[0] == "--costs"
+    assert "(1 problem)" in str(caught.value) and "1 part with no EUR price" in str(caught.value)
     # an array's spindle price is used only for another drive count: then it must be the file's
     full = load_prices(_write(tmp_path, EUR_ALL))
     with pytest.raises(CurrencyError, match=r"spindle = 300 USD"):

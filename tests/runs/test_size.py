@@ -12,12 +12,15 @@ from support.builders import small_scenario
 
 import simcache
 from simcache.cli.main import main
+from simcache.report.size_report import size_section
+from simcache.results.bottleneck import component_name
 from simcache.runs import size as size_module
 from simcache.runs.size import size
-from simcache.runs.sizing.answer import Candidate
+from simcache.runs.sizing.answer import Candidate, SizeAnswer
 from simcache.runs.sizing.costs import Cost, SizeError, check_prices, load_prices
 from simcache.runs.sizing.space import candidate_scenarios, dominated, parse_vary
 from simcache.runs.sweep import SweepProgress
+from simcache.runs.targets import parse_target
 from simcache.sim.control import Cancel
 
 QUICK = {"run": {"duration": "1.5s", "warmup": "0.3s", "sample_interval": "0.1s"}}
@@ -50,7 +53,8 @@ def test_the_cost_of_the_default_cluster_is_its_parts() -> None:
         + table["arrays"]["array-14x7200"]["price"]
     )
     assert cost.total == pytest.approx(expected, rel=1e-12)
-    assert [part.item for part in cost.parts][:2] == ["host", "sata-ssd-s3700-field 373GiB"]
+    # the capacity in the price table's units, 400GB, not 373GiB (review 67a F12)
+    assert [part.item for part in cost.parts][:2] == ["host", "sata-ssd-s3700-field 400GB"]
 
 
 def test_capacity_and_spindles_scale_their_parts(tmp_path: Path) -> None:
@@ -154,8 +158,14 @@ def test_every_missing_price_is_named_at_once_with_a_stub_that_completes_the_tab
     assert ran == []
     where = [w for w, _ in caught.value.problems]
     # (25GbE, the storage port, is priced)
-    assert where == ["cluster.tier", "cluster.peer_link", "array", "cluster.peer_link", "--costs"]
-    stub = caught.value.problems[-1][1].split(":\n", 1)[1]
+    assert where == ["cluster.tier", "cluster.peer_link", "array", "cluster.peer_link"]
+    # the tables to paste follow the problems, not counted among them (review 67a F12: "5
+    # problem(s)" for four missing prices)
+    heading, *lines = str(caught.value).splitlines()
+    assert heading.endswith(": cannot size it (4 problems)"), heading
+    assert caught.value.fix is not None and caught.value.fix[0] == "--costs"
+    assert lines[4].startswith("  --costs: 4 prices missing; a --costs file with these tables")
+    stub = caught.value.fix[1].split(":\n", 1)[1]
     tables = tomllib.loads(stub)
     assert set(tables) == {"tiers", "links", "arrays"}
     assert set(tables["links"]) == {"100GbE", "200GbE"}
@@ -166,6 +176,71 @@ def test_every_missing_price_is_named_at_once_with_a_stub_that_completes_the_tab
     filled.write_text(stub.replace(" = 0 ", " = 100 "), "utf-8")
     candidates = candidate_scenarios(base, [parse_vary(v) for v in vary])
     check_prices(load_prices(filled), (variant for _, variant in candidates))  # all priced now
+
+
+def test_one_missing_price_is_one_problem(tmp_path: Path) -> None:
+    """Not "(2 problems)": the stub to paste is no problem (review 67a F12)."""
+    base = simcache.load_scenario("default").with_overrides({"cluster.tier": "nvme-pm9a3"})
+    with pytest.raises(SizeError) as caught:
+        check_prices(load_prices(), [base])
+    heading, problem, fix, *stub = str(caught.value).splitlines()
+    assert heading.endswith(": cannot size it (1 problem)"), heading
+    assert problem.startswith("  cluster.tier: no price for tier profile 'nvme-pm9a3'")
+    assert fix.startswith("  --costs: 1 price missing;") and stub[0] == "[tiers.nvme-pm9a3]"
+
+
+def test_a_cost_part_gives_a_capacity_in_the_units_of_its_price(tmp_path: Path) -> None:
+    """A drive priced and rated in decimal units (3.84TB, 800GB) is named so in its cost part, in
+    the text, the JSON and the page alike, not as 3.49TiB and 745GiB (review 67a F12); a capacity
+    priced in binary units stays in them."""
+    own = tmp_path / "prices.toml"
+    own.write_text(
+        '[tiers.nvme-pm9a3]\nprice = 900\ncapacity = "3.84TB"\n'
+        '[tiers.nvme-p3700]\nprice = 6000\ncapacity = "2TiB"\n',
+        "utf-8",
+    )
+    prices = load_prices(own)
+    base = simcache.load_scenario("default")
+
+    def tier_part(**overrides: object) -> str:
+        return prices.cost(base.with_overrides(overrides)).parts[1].item
+
+    assert tier_part(**{"cluster.tier": "nvme-pm9a3"}) == "nvme-pm9a3 3.84TB"
+    assert tier_part(**{"cluster.tier": "nvme-p3700-field"}) == "nvme-p3700-field 800GB"
+    assert tier_part(**{"cluster.tier": "nvme-p3700-field", "cluster.tier.capacity": "1.6TB"}) == (
+        "nvme-p3700-field 1.6TB"
+    )
+    assert tier_part(**{"cluster.tier": "nvme-p3700"}) == "nvme-p3700 1.82TiB"  # 2TB, priced 2TiB
+    winner = Candidate(0, {}, prices.cost(base.with_overrides({"cluster.tier": "nvme-pm9a3"})))
+    winner.verdict = "meets"
+    assert winner.to_json()["cost_parts"][1]["item"] == "nvme-pm9a3 3.84TB"
+    answer = SizeAnswer([winner], [parse_target("write p99 <= 5ms")], best=0)
+    assert "4 x nvme-pm9a3 3.84TB at 900" in "\n".join(answer.lines())
+    assert "4 x nvme-pm9a3 3.84TB at 900" in size_section(answer)
+
+
+def test_an_all_flash_arrays_drives_are_flash_drives_not_spindles(tmp_path: Path) -> None:
+    """In its cost parts and in the bottleneck's words of the page's run (review 67a F12: "the
+    array's 24 spindles" of an all-flash array); a disk array's drives stay spindles."""
+    own = tmp_path / "prices.toml"
+    own.write_text(
+        "[arrays.afa-24x-nvme]\nprice = 180000\nspindle = 1200\n"
+        "[links.nvmeof-rdma-100GbE]\nport = 900\n",
+        "utf-8",
+    )
+    afa = simcache.load_scenario("default").with_overrides(
+        {
+            "array": "afa-24x-nvme",
+            "array.spindles": 26,
+            "cluster.storage_link": "nvmeof-rdma-100GbE",
+        }
+    )
+    part = load_prices(own).cost(afa).parts[-1]
+    assert (part.item, part.count, part.unit_price) == ("afa-24x-nvme flash drive", 2, 1200)
+    assert component_name("array", afa) == "the array's 26 flash drives"
+    disks = simcache.load_scenario("default").with_overrides({"array.spindles": 15})
+    assert load_prices().cost(disks).parts[-1].item == "array-14x7200 spindle"
+    assert component_name("array", disks) == "the array's 15 spindles"
 
 
 def test_cli_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

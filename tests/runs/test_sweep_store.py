@@ -36,7 +36,7 @@ from simcache.runs.sweep import (
 
 GRID = {"cluster.peer_link": ["1GbE", "10GbE"]}
 DURATION = 0.5
-HEADING = "unusable sweep store (1 problem(s))"
+HEADING = "unusable sweep store (1 problem)"
 
 
 def _sweep(store: Path, **kwargs: Any) -> pd.DataFrame:
@@ -702,6 +702,6 @@ def test_a_sweep_files_scenario_must_be_a_name_or_path(
     grid.write_text('scenario = 5\n[grid]\n"cluster.peer_link" = ["1GbE"]\n')
     assert main(["sweep", str(grid)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {grid}: invalid sweep (1 problem(s))\n"
+        f"error: {grid}: invalid sweep (1 problem)\n"
         '  scenario: give a scenario file or built-in name, e.g. scenario = "default" (got 5)\n'
     )

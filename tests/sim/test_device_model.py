@@ -731,7 +731,7 @@ def test_bad_tier_fields_name_the_field_and_the_fix(
         load_scenario(path)
     assert info.value.source == str(path)
     assert info.value.problems == [(where, message)]
-    assert str(info.value) == f"{path}: invalid scenario (1 problem(s))\n  {where}: {message}"
+    assert str(info.value) == f"{path}: invalid scenario (1 problem)\n  {where}: {message}"
 
 
 def test_same_seed_gives_identical_results_with_every_new_field() -> None:

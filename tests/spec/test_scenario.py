@@ -165,7 +165,19 @@ def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -
 @pytest.mark.parametrize(
     ("duration", "problems"),
     [
-        (0.2, [("run.sample_interval", "must not exceed run.duration")]),
+        (
+            0.2,
+            [
+                (
+                    "run.sample_interval",
+                    "0.25 s is longer than the run (run.duration 0.2 s), which would take no "
+                    "sample: give a duration of at least 0.25 s (a stability test needs 8 samples "
+                    "after the warm-up: 8 x 0.25 s = 2 s past the 0.02 s warm-up), or set "
+                    "run.sample_interval to at most 0.2 s (0.0225 s for 8 samples after the "
+                    "warm-up)",
+                )
+            ],
+        ),
         (0.0, [("run.duration", "must be more than 0 (got 0.0)")]),
         # the warm-up is left as written
         (-1.0, [("run.duration", "must be more than 0 (got -1.0)")]),

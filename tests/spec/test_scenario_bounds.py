@@ -698,7 +698,7 @@ def test_size_limit_names_size_limit_and_variable(
 def test_cli_refuses_dev_zero_at_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "/dev/zero"]) == 2
     assert capsys.readouterr().err == (
-        "error: /dev/zero: invalid scenario (1 problem(s))\n"
+        "error: /dev/zero: invalid scenario (1 problem)\n"
         "  (top level): not a regular file but a character device (like /dev/zero), which may "
         "never end; give the path of a file\n"
     )

@@ -16,6 +16,7 @@ from support.strategies import to_toml
 
 import simcache
 from simcache import ScenarioError, load_scenario
+from simcache.base.errors import counted
 from simcache.cli.main import main
 from simcache.spec import TierSpec
 from simcache.spec.profiles import list_profiles
@@ -59,7 +60,7 @@ def error_for(tmp_path: Path, data: dict[str, Any]) -> ScenarioError:
     assert error.problems, "a ScenarioError must list at least one problem"
     lines = [f"  {where or '(top level)'}: {message}" for where, message in error.problems]
     assert text == "\n".join(
-        [f"{path}: invalid scenario ({len(error.problems)} problem(s))", *lines]
+        [f"{path}: invalid scenario ({counted(len(error.problems), 'problem')})", *lines]
     ), text
     for leak in INTERNALS:
         assert leak not in text, f"{leak!r} leaked into the message:\n{text}"
@@ -99,7 +100,7 @@ def test_malformed_toml_names_file_and_line(tmp_path: Path) -> None:
         load_scenario(path)
     assert info.value.source == str(path)
     assert str(info.value) == (
-        f"{path}: invalid scenario (1 problem(s))\n  (top level): malformed TOML: Invalid "
+        f"{path}: invalid scenario (1 problem)\n  (top level): malformed TOML: Invalid "
         "value (at line 3, column 12)"
     )
 
@@ -119,7 +120,7 @@ def test_nonexistent_file(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert str(info.value) == (
-        f"{path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: No "
+        f"{path}: invalid scenario (1 problem)\n  (top level): cannot read the file: No "
         "such file or directory"
     )
 
@@ -623,7 +624,7 @@ def test_dict_source_is_named_dict() -> None:
         load_scenario(data)
     assert info.value.source == "<dict>"
     assert str(info.value) == (
-        f"<dict>: invalid scenario (1 problem(s))\n  groups.0(db).policy: {POLICIES} (got 'WB+9')"
+        f"<dict>: invalid scenario (1 problem)\n  groups.0(db).policy: {POLICIES} (got 'WB+9')"
     )
 
 
@@ -740,7 +741,7 @@ def test_cli_bad_scenario_prints_error_and_exits_2(
     assert main(["run", str(path), "--duration", "0.5s"]) == 2
     captured = capsys.readouterr()
     assert captured.err == (
-        f"error: {path}: invalid scenario (1 problem(s))\n  groups.0(db).policy: WB+2 needs 2 peer "
+        f"error: {path}: invalid scenario (1 problem)\n  groups.0(db).policy: WB+2 needs 2 peer "
         "host(s) but the cluster has "
         "2 host(s) (1 peer(s)); raise cluster.hosts to at least 3 or use a policy with fewer "
         "replicas\n"
@@ -784,7 +785,7 @@ def test_cli_bad_files_exit_2(
     path.write_text(content, "utf-8")
     assert main(["run", str(path)]) == 2
     lines = [
-        f"error: {path}: invalid scenario ({len(problems)} problem(s))",
+        f"error: {path}: invalid scenario ({counted(len(problems), 'problem')})",
         *(f"  {line}" for line in problems),
     ]
     assert capsys.readouterr().err == "\n".join(lines) + "\n"
@@ -794,7 +795,7 @@ def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["run", str(tmp_path / "nope.toml")]) == 2
     path = tmp_path / "nope.toml"
     assert capsys.readouterr().err == (
-        f"error: {path}: invalid scenario (1 problem(s))\n  (top level): cannot read the file: "
+        f"error: {path}: invalid scenario (1 problem)\n  (top level): cannot read the file: "
         "No such file or directory\n"
     )
 

@@ -268,7 +268,7 @@ def error_text(tmp_path: Path, lines: list[str], options: dict[str, str] | None 
     with pytest.raises(WorkloadFileError) as caught:
         blkparse.load(path, options or {})
     message = str(caught.value)
-    assert message.startswith(f"{path}: cannot import (1 problem(s))")
+    assert message.startswith(f"{path}: cannot import (1 problem)")
     return message
 
 

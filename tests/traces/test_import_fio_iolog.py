@@ -169,7 +169,7 @@ def error_text(tmp_path: Path, text: str, options: dict[str, str] | None = None)
     with pytest.raises(WorkloadFileError) as caught:
         fio_iolog.load(path, options or {})
     message = str(caught.value)
-    assert message.startswith(f"{path}: cannot import (1 problem(s))")
+    assert message.startswith(f"{path}: cannot import (1 problem)")
     return message
 
 

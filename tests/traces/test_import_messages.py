@@ -153,5 +153,5 @@ def test_the_commands_print_the_message_without_a_traceback(
     path.write_text(text)
     code, out, err = call([command, str(path), *options, "-o", str(tmp_path / "out.toml")])
     assert code == 2 and not out
-    assert err.startswith(f"error: {path}: cannot import (1 problem(s))\n  {problem}"), err
+    assert err.startswith(f"error: {path}: cannot import (1 problem)\n  {problem}"), err
     assert "Traceback" not in err

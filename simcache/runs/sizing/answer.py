@@ -16,6 +16,15 @@ A candidate's ``verdict`` is one of
 The frontier is the cost/latency Pareto frontier of the simulated candidates on the first latency
 target (the first target when none is a latency): those that no other simulated candidate beats on
 both cost and figure.
+
+A simulated candidate whose estimate is not stable carries the estimate's overload beside its
+verdict (:attr:`Candidate.warning`: ``estimate: NOT STABLE: host0.tier (its transfer pipe) offered
+107% of its capacity``), in the text, the JSON (``estimate_overload``) and the page. It is a
+warning, not a caveat: the verdict stays the runs' own. A pass whose runs show a queue or backlog
+growing, a buffer filling or a clean pool draining is already unknown for that
+(:func:`simcache.runs.targets.judge_seeds`); the estimate is a model of the simulator that can find
+an overload its runs do not show (:data:`simcache.runs.size.OVERLOADS`), so it neither prunes nor
+overrules them.
 """
 
 from __future__ import annotations
@@ -48,6 +57,10 @@ class Candidate:
     estimated: dict[str, float] = field(default_factory=dict)
     """The estimate's figure per target (``str(target)``); infinite where the estimate finds an
     overload."""
+    overload: str = ""
+    """What the estimate finds overloaded when it is not stable, in its words (``host0.tier (its
+    transfer pipe) offered 107% of its capacity; also overloaded: host1.tier (107%)``); empty for
+    a stable estimate or none."""
     verdict: Status = "skipped"
     why: str = ""
     verdicts: list[Verdict] = field(default_factory=list)
@@ -59,6 +72,19 @@ class Candidate:
     @property
     def label(self) -> str:
         return ", ".join(f"{path}={_shown(path, value)}" for path, value in self.overrides.items())
+
+    @property
+    def warning(self) -> str:
+        """``estimate: NOT STABLE: ...`` (:attr:`overload`) for a simulated candidate whose
+        estimate is not stable, shown beside its verdict; empty otherwise (a candidate never
+        simulated has no verdict of its runs to warn beside)."""
+        if not self.overload or self.verdict not in _MEASURED:
+            return ""
+        return f"estimate: NOT STABLE: {self.overload}"
+
+    def why_shown(self) -> str:
+        """:attr:`why` with :attr:`warning` after it: the text's and the page's reason."""
+        return "; ".join(part for part in (self.why, self.warning) if part)
 
     def judge(self, verdicts: list[Verdict], seeds: list[int]) -> None:
         """Take the verdicts of its seeds: meets if every target is met, misses if one is missed,
@@ -90,6 +116,7 @@ class Candidate:
             "why": self.why,
             "cost_parts": [part.to_json() for part in self.cost.parts],
             "estimate": {name: _number(value) for name, value in self.estimated.items()},
+            "estimate_overload": self.overload or None,
             "seeds": self.seeds,
             "verdicts": [_verdict_json(v) for v in self.verdicts],
         }
@@ -211,6 +238,7 @@ class SizeAnswer:
                 "confirmed_seeds": winner.confirmed_seeds,
                 "cost_parts": [part.to_json() for part in winner.cost.parts],
                 "seeds": winner.seeds,
+                "estimate_overload": winner.overload or None,
             }
         target = self.frontier_target
         at = self.targets.index(target)
@@ -223,6 +251,7 @@ class SizeAnswer:
                 "value": _number(c.verdicts[at].value),
                 "ci95": _number(c.verdicts[at].ci95),
                 "verdict": c.verdict,
+                "estimate_overload": c.overload or None,
             }
             for c in self.frontier()
         ]
@@ -270,6 +299,8 @@ class SizeAnswer:
             out.append(f"  cost: {winner.cost.words()}")
             for verdict in winner.verdicts:
                 out.append(f"  {verdict.target}: {verdict.text}")
+            if winner.warning:
+                out.append(f"  {winner.warning}")
             for verdict in winner.confirmed:
                 out.append(
                     f"  confirmed over fresh seeds {_seeds(winner.confirmed_seeds)}: "
@@ -285,9 +316,11 @@ class SizeAnswer:
                     f"  {c.cost.total:>12,.0f}  {c.figure(at)} {target.unit}  {c.verdict:<8} "
                     f"{c.label}"
                 )
+                if c.warning:
+                    out.append(f"  {'':>12}  {c.warning}")
         out.append("candidates by cost:")
         for c in sorted(self.candidates, key=lambda c: (c.cost.total, c.index)):
-            out.append(f"  {c.cost.total:>12,.0f}  {c.verdict:<8} {c.label}: {c.why}")
+            out.append(f"  {c.cost.total:>12,.0f}  {c.verdict:<8} {c.label}: {c.why_shown()}")
         return out
 
 

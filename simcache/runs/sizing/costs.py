@@ -25,6 +25,7 @@ part, before anything runs (:func:`check_prices`), and :meth:`PriceTable.cost` r
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -32,8 +33,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, counted
 from simcache.base.units import UnitError, format_size, parse_size
+from simcache.results.part_words import drive_noun
 from simcache.spec import Scenario
 from simcache.spec.load import parse_toml, read_scenario_text
 
@@ -70,29 +72,56 @@ _STUB = {
 """A missing price's line in the stub :func:`check_prices` offers, by key."""
 
 
+def _decimal_size(nbytes: float) -> str:
+    """A size in decimal units, as drives are sold and their profiles rate them: ``3.84e12`` ->
+    ``"3.84TB"``, ``8e11`` -> ``"800GB"``."""
+    amount = f"{nbytes:.0f}B"
+    for unit, size in (("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+        if nbytes >= size:
+            amount = f"{nbytes / size:.4g}{unit}"
+    return amount
+
+
+def _capacity_words(capacity: float, priced: Any) -> str:
+    """A tier's ``capacity`` (bytes) in the units its price's ``capacity`` is written in: decimal
+    (``"3.84TB"``) where that is (``"3.84TB"``, as the built-in table and the drives' profiles
+    write them), binary (``"1GiB"``) otherwise (review 67a F12: a cost part said ``nvme-pm9a3
+    3.49TiB`` of the price file's and the profile's 3.84 TB drive)."""
+    if isinstance(priced, str) and re.search(r"[kmgt]b$", priced.strip(), re.IGNORECASE):
+        return _decimal_size(capacity)
+    return format_size(capacity)
+
+
 def _capacity_stub(capacity: float) -> str:
     """The stub's capacity line for a tier of ``capacity`` bytes, in decimal units as drives are
     sold (``"6.4TB"``): a price is then per drive of that size (review 65: every tier's stub said
     1.6 TB, and a 6.4 TB drive's price read as per 1.6 TB priced the tier four times over)."""
-    amount = f"{capacity:.0f}B"
-    for unit, size in (("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
-        if capacity >= size:
-            amount = f"{capacity / size:.4g}{unit}"
     return (
-        f'capacity = "{amount}"  # the capacity that price buys: the tier\'s own (a tier is '
-        "priced per byte)"
+        f'capacity = "{_decimal_size(capacity)}"  # the capacity that price buys: the tier\'s own '
+        "(a tier is priced per byte)"
     )
 
 
 class SizeError(ScenarioError):
     """Bad input to ``simcache size`` (a dimension, a target, a price): one line naming the
-    option, what is wrong and the fix (several, a line each: the prices missing)."""
+    option, what is wrong and the fix (several, a line each: the prices missing).
+
+    ``fix`` (``(where, text)``), when given, is what completes the input for all the problems at
+    once (the tables of a price file to paste): printed on a line after them, and not counted
+    among them (review 67a F12: five missing prices were "6 problem(s)")."""
 
     HEADING = "cannot size it"
 
-    def __init__(self, source: str, problems: list[tuple[str, str]]):
+    def __init__(
+        self, source: str, problems: list[tuple[str, str]], fix: tuple[str, str] | None = None
+    ):
         super().__init__(source, problems)
-        if len(self.problems) > 1:  # several (the prices missing): a line each, as a scenario's
+        self.fix = fix
+        if len(self.problems) > 1 or fix is not None:  # a line each, as a scenario's problems
+            lines = [f"{source}: {self.HEADING} ({counted(len(self.problems), 'problem')})"]
+            shown = [*self.problems, *([fix] if fix is not None else [])]
+            lines += [f"  {where or '(top level)'}: {message}" for where, message in shown]
+            self.args = ("\n".join(lines),)
             return
         where, message = self.problems[0]
         self.args = (
@@ -103,6 +132,9 @@ class SizeError(ScenarioError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.problems, self.fix))
 
 
 class CurrencyError(SizeError):
@@ -207,7 +239,11 @@ class PriceTable:
         per_device = float(tier_price["price"]) * tier.capacity / priced
         parts = [
             CostPart("host", hosts, float(self._entry("host", None, "cluster.hosts")["price"])),
-            CostPart(f"{tier.profile} {format_size(tier.capacity)}", hosts, per_device),
+            CostPart(
+                f"{tier.profile} {_capacity_words(tier.capacity, tier_price['capacity'])}",
+                hosts,
+                per_device,
+            ),
             CostPart(
                 f"{cluster.peer_link.profile} peer port",
                 hosts * cluster.peer_links,
@@ -223,10 +259,12 @@ class PriceTable:
         entry = self._entry("arrays", array.profile, "array")
         parts.append(CostPart(f"array {array.profile}", 1, float(entry["price"])))
         profiled = _profile_spindles(array.profile)
-        if array.spindles != profiled:
+        if array.spindles != profiled:  # (an all-flash array's are flash drives)
             parts.append(
                 CostPart(
-                    f"{array.profile} spindle", array.spindles - profiled, float(entry["spindle"])
+                    f"{array.profile} {drive_noun(array.drive)}",
+                    array.spindles - profiled,
+                    float(entry["spindle"]),
                 )
             )
         return Cost(tuple(parts), self.currency)
@@ -412,17 +450,17 @@ def check_prices(prices: PriceTable, scenarios: Iterable[Scenario]) -> None:
                     if name not in seen[3]:
                         seen[3].append(name)
     if problems:
+        fix = None
         if stubs:
             stub = "\n\n".join(stubs.values())
-            problems.append(
-                (
-                    "--costs",
-                    f"{len(stubs)} price(s) missing; a --costs file with these tables completes it "
-                    f"(replace each 0 by your price in {prices.currency or 'your currency'}, and a "
-                    f"tier's capacity by the one that price buys):\n{stub}",
-                )
+            fix = (
+                "--costs",
+                f"{counted(len(stubs), 'price')} missing; a --costs file with these tables "
+                f"completes it (replace each 0 by your price in "
+                f"{prices.currency or 'your currency'}, and a tier's capacity by the one that "
+                f"price buys):\n{stub}",
             )
-        raise SizeError(prices.heading, problems)
+        raise SizeError(prices.heading, problems, fix)
     if borrowed:
         raise _currency_error(prices, borrowed)
 
@@ -457,13 +495,12 @@ def _currency_error(
                 lines.append(_capacity_stub(scenario.cluster.tier.capacity))
             stubs.append("\n".join([f"[{table}]", *lines]))
     fix = (
-        f"{len(problems)} part(s) with no {mine} price; price them in {prices.given}, or set its "
-        f'currency = "{theirs}" to take the built-in prices'
+        f"{counted(len(problems), 'part')} with no {mine} price; price them in {prices.given}, "
+        f'or set its currency = "{theirs}" to take the built-in prices'
     )
     if stubs:
         fix += (
             f"; these tables complete it (replace each 0 by your price in {mine}, and a tier's "
             "capacity by the one that price buys):\n" + "\n\n".join(stubs)
         )
-    problems.append(("--costs", fix))
-    return CurrencyError(prices.given or BUILTIN_TABLE, problems)
+    return CurrencyError(prices.given or BUILTIN_TABLE, problems, ("--costs", fix))

@@ -264,7 +264,7 @@ MONOTONE: dict[str, tuple[Callable[[Any], tuple[float, ...]], str]] = {
         _number,
         "a larger destage buffer fills later under the same writes",
     ),
-    "array.spindles": (_number, "more spindles serve the same destage and miss I/O"),
+    "array.spindles": (_number, "more drives serve the same destage and miss I/O"),
 }
 """Path -> (the value's order key, every component of which is "more is faster"; why it is
 monotone)."""
