@@ -26,6 +26,7 @@ from simcache.report import SweepReport, report_html
 from simcache.results.result import Result
 from simcache.runs.sizing.space import dotted_paths
 from simcache.runs.sweep import SweepProgress, grid_points, point_values, sweep, sweep_seeds
+from simcache.runs.sweep_store import check_store_path
 from simcache.runs.targets import Target, check_groups, judge, parse_target
 from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel
@@ -142,12 +143,15 @@ class ReportPlan:
         written = load_scenario(args.scenario)
         varied = written.variant(args.variant or BASE)
         grid, sweep_file, file_seeds = _sweep_grid(args.sweep, args.scenario, written)
+        _sweep_options_need_a_sweep(args, grid)
         where = "--sweep" if sweep_file is None else f"{sweep_file} [grid]"
         for point in grid_points(grid, sweep_file or "--sweep"):
             # each point valid, at the duration too, before anything runs
             run = varied.with_overrides(point, source=f"{where} {point_values(point)}")
             if args.duration is not None:
                 run.with_duration(args.duration)
+        if grid and args.store is not None:
+            check_store_path(args.store)  # a folder, a file not SQLite...: told before the run
         if grid and args.scheduler is not None:
             # a scheduler there, within seconds, before the run: Ctrl-C during the wait ends the
             # command at once
@@ -237,6 +241,29 @@ def _sweep_grid(
         else:
             grid |= dotted_paths(parse_toml(text, "--sweep"))
     return grid, sweep_file, file_seeds
+
+
+def _sweep_options_need_a_sweep(args: argparse.Namespace, grid: dict[str, list[Any]]) -> None:
+    """Refuses the sweep's options (``--sweep-seeds``, ``--workers``, ``--scheduler``,
+    ``--store``) given without a sweep, which they would not act on (a ``--store`` that keeps
+    nothing, told nothing, is a silent default)."""
+    given = [
+        option
+        for option, value in (
+            ("--sweep-seeds", args.sweep_seeds),
+            ("--workers", args.workers),
+            ("--scheduler", args.scheduler),
+            ("--store", args.store),
+        )
+        if value is not None
+    ]
+    if given and not grid:
+        raise OptionError.at(
+            given[0],
+            f"{' and '.join(given)} act on the sweep around the run, and this report has none: "
+            f"give --sweep (a line of a grid or a sweep file), or leave "
+            f"{'it' if len(given) == 1 else 'them'} out",
+        )
 
 
 def _names_a_file(text: str) -> bool:

@@ -36,6 +36,7 @@ __all__ = [
     "STORE_TIMEOUT_S",
     "SweepStore",
     "SweepStoreWarning",
+    "check_store_path",
     "code_digest",
     "task_key",
 ]
@@ -122,7 +123,7 @@ class SweepStore:
         self._owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
-        _check_path(path)
+        check_store_path(path)
         with self._errors():
             self._db = sqlite3.connect(path, timeout=STORE_TIMEOUT_S, isolation_level=None)
         try:
@@ -436,9 +437,11 @@ def _alive(pid: Any, host: Any, heartbeat: Any, now: float) -> bool:
     return True
 
 
-def _check_path(path: Path) -> None:
+def check_store_path(path: Path) -> None:
     """What a path must be before SQLite opens it (SQLite's own errors say less: "unable to open
-    database file")."""
+    database file"): raises :class:`~simcache.base.errors.SweepStoreError` saying why and the fix.
+    A store opens with it; ``simcache report`` calls it before its own run, so that a bad
+    ``--store`` is told before anything runs."""
     if path.is_dir():
         raise SweepStoreError.at(
             path,

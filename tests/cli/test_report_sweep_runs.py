@@ -196,3 +196,40 @@ def test_sweep_seeds_that_cannot_run_are_an_invalid_option_before_the_run(grid: 
         "error: --sweep-seeds: invalid option (1 problem)\n"
         "  --sweep-seeds: give a list of seeds, whole numbers >= 0 (got [-1])\n"
     )
+
+
+@pytest.mark.parametrize("bad", ["folder", "not-sqlite"])
+def test_a_store_that_cannot_be_one_is_told_before_the_reports_run(
+    grid: Path, bad: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder, or a file that is not SQLite, as ``--store``: one error naming it and the fix,
+    before the report's own run (it had been told after that run, when the sweep opened it)."""
+    store = grid.parent / bad
+    if bad == "folder":
+        store.mkdir()
+    else:
+        store.write_text("not a store\n")
+    runs: list[object] = []
+    monkeypatch.setattr("simcache.cli.run.simulate", lambda *a, **k: runs.append(a))
+    code, stdout, stderr = report(grid, "--store", str(store))
+    assert code == 2 and stdout == "", stderr
+    assert stderr.startswith(f"error: {store}: "), stderr
+    assert ("is a directory" if bad == "folder" else "is not a SQLite file") in stderr
+    assert "--store" in stderr  # the fix names the option
+    assert runs == [] and not (grid.parent / "report.html").exists()
+
+
+def test_the_sweeps_options_without_a_sweep_are_refused(grid: Path) -> None:
+    """``--store`` (and ``--workers``, ``--scheduler``, ``--sweep-seeds``) act on the sweep: without
+    one they had been ignored, a store that kept nothing and said nothing."""
+    store = grid.parent / "kept.sqlite"
+    code, stdout, stderr = call(
+        ["report", str(grid.parent / "small.toml"), "--store", str(store), "--workers", "2"]
+    )
+    assert code == 2 and stdout == "", stderr
+    assert stderr == (
+        "error: --workers: invalid option (1 problem)\n"
+        "  --workers: --workers and --store act on the sweep around the run, and this report has "
+        "none: give --sweep (a line of a grid or a sweep file), or leave them out\n"
+    )
+    assert not store.exists()
