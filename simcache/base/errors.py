@@ -92,9 +92,21 @@ class ScenarioError(ValueError):
     def __init__(self, source: str, problems: Sequence[tuple[str, str]]):
         self.source = source
         self.problems = list(problems)
-        lines = [f"{source}: {self.HEADING} ({counted(len(self.problems), 'problem')})"]
-        lines += [f"  {path or '(top level)'}: {message}" for path, message in self.problems]
-        super().__init__("\n".join(lines))
+        super().__init__(self.text(source, self.problems))
+
+    @classmethod
+    def text(
+        cls,
+        source: str,
+        problems: Sequence[tuple[str, str]],
+        after: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        """The message: ``source``, the heading and the problems counted, a line each, then the
+        lines of ``after`` (what completes the input for all of them, not a problem: not
+        counted)."""
+        lines = [f"{source}: {cls.HEADING} ({counted(len(problems), 'problem')})"]
+        lines += [f"  {path or '(top level)'}: {message}" for path, message in [*problems, *after]]
+        return "\n".join(lines)
 
     def __reduce__(self) -> tuple[type[ScenarioError], tuple[str, list[tuple[str, str]]]]:
         # Rebuilt from its parts when it crosses a process boundary (a sweep worker).

@@ -118,10 +118,7 @@ class SizeError(ScenarioError):
         super().__init__(source, problems)
         self.fix = fix
         if len(self.problems) > 1 or fix is not None:  # a line each, as a scenario's problems
-            lines = [f"{source}: {self.HEADING} ({counted(len(self.problems), 'problem')})"]
-            shown = [*self.problems, *([fix] if fix is not None else [])]
-            lines += [f"  {where or '(top level)'}: {message}" for where, message in shown]
-            self.args = ("\n".join(lines),)
+            self.args = (self.text(source, self.problems, [fix] if fix is not None else []),)
             return
         where, message = self.problems[0]
         self.args = (
