@@ -12,6 +12,8 @@ are read from the store, not run again.
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from simcache.runs.targets import Target, check_groups, judge, parse_target
 from simcache.runs.workers import reach_scheduler, scheduler_address
 from simcache.sim.control import Cancel
 from simcache.spec import BASE, Scenario, load_scenario
+from simcache.spec.consistency import ScenarioWarning
 from simcache.spec.load import parse_toml
 
 __all__ = ["ReportPlan", "add_report_options"]
@@ -127,10 +130,14 @@ class ReportPlan:
     """The sweep file the grid came from, which the sweep's errors name; ``None`` for lines."""
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace, scenario: Scenario) -> ReportPlan:
+    def from_args(
+        cls, args: argparse.Namespace, scenario: Scenario, varied: Scenario
+    ) -> ReportPlan:
         """Every option parsed, every sweep point, the output file and the Dask scheduler (one
         that cannot be reached or is no scheduler) checked, so that a mistake is told before
-        anything runs. ``scenario``: the report's run (``--seed`` and ``--duration`` applied)."""
+        anything runs. ``scenario``: the report's run (``--seed`` and ``--duration`` applied);
+        ``varied``: the scenario before them (its ``--variant`` applied), which the sweep
+        varies."""
         out = output_file(
             args.out if args.out is not None else Path(f"{scenario.name}-report.html"), "-o"
         )
@@ -139,11 +146,15 @@ class ReportPlan:
             check_groups(targets, (group.name for group in scenario.groups))
         if args.scheduler is not None:
             scheduler_address(args.scheduler)  # "local" or tcp://HOST:PORT
-        # the report's scenario as it loads, its variant applied (checked when it was loaded)
-        written = load_scenario(args.scenario)
-        varied = written.variant(args.variant or BASE)
-        grid, sweep_file, file_seeds = _sweep_grid(args.sweep, args.scenario, written)
+        grid, sweep_file, file_seeds = _sweep_grid(args.sweep, args.scenario)
         _sweep_options_need_a_sweep(args, grid)
+        if sweep_file is not None and args.store is not None and args.variant not in (None, BASE):
+            print(
+                f"note: the sweep varies variant {args.variant!r}, not the scenario as "
+                f"{sweep_file} names it: runs simcache sweep {sweep_file} kept in {args.store} "
+                "are not this sweep's, and are run again",
+                file=sys.stderr,
+            )
         where = "--sweep" if sweep_file is None else f"{sweep_file} [grid]"
         for point in grid_points(grid, sweep_file or "--sweep"):
             # each point valid, at the duration too, before anything runs
@@ -225,18 +236,15 @@ class ReportPlan:
         return "\n".join(lines)
 
 
-def _sweep_grid(
-    values: list[str], scenario: str, written: Scenario
-) -> tuple[dict[str, list[Any]], str | None, Any]:
+def _sweep_grid(values: list[str], scenario: str) -> tuple[dict[str, list[Any]], str | None, Any]:
     """The grid of the ``--sweep`` ``values`` (lines and at most one sweep file, in order, a later
     axis replacing an earlier one of the same path), the sweep file's name and its seeds as
-    written (``None`` without a file), for the report of ``scenario`` (``report``'s argument,
-    loaded as ``written``)."""
+    written (``None`` without a file), for the report of ``scenario`` (``report``'s argument)."""
     grid: dict[str, list[Any]] = {}
     sweep_file, file_seeds = None, None
     for text in values:
         if _names_a_file(text):
-            sweep_file, file_seeds, axes = _grid_of_file(Path(text), sweep_file, scenario, written)
+            sweep_file, file_seeds, axes = _grid_of_file(Path(text), sweep_file, scenario)
             grid |= axes
         else:
             grid |= dotted_paths(parse_toml(text, "--sweep"))
@@ -260,7 +268,8 @@ def _sweep_options_need_a_sweep(args: argparse.Namespace, grid: dict[str, list[A
     if given and not grid:
         raise OptionError.at(
             given[0],
-            f"{' and '.join(given)} act on the sweep around the run, and this report has none: "
+            f"{' and '.join(given)} {'acts' if len(given) == 1 else 'act'} on the sweep around "
+            "the run, and this report has none: "
             f"give --sweep (a line of a grid or a sweep file), or leave "
             f"{'it' if len(given) == 1 else 'them'} out",
         )
@@ -280,14 +289,13 @@ def _names_a_file(text: str) -> bool:
     return True
 
 
-def _grid_of_file(
-    path: Path, before: str | None, scenario: str, written: Scenario
-) -> tuple[str, Any, dict[str, Any]]:
+def _grid_of_file(path: Path, before: str | None, scenario: str) -> tuple[str, Any, dict[str, Any]]:
     """The sweep file at ``path`` (read as ``simcache sweep`` reads it) as its name, seeds (as
-    written) and grid, for the report of ``scenario`` (``report``'s argument, loaded as
-    ``written``); ``before``: the sweep file an earlier ``--sweep`` gave, if any. Refuses a second
-    sweep file, and one whose scenario is not the report's (its stored rows would be another
-    scenario's, and its points not around the run)."""
+    written) and grid, for the report of ``scenario`` (``report``'s argument); ``before``: the
+    sweep file an earlier ``--sweep`` gave, if any. Refuses a second sweep file, and one whose
+    scenario is not the report's (its stored rows would be another scenario's, and its points not
+    around the run). Both scenarios are loaded again to compare them, their warnings not told
+    again (the report's were, when it was loaded)."""
     if before is not None:
         raise OptionError.at(
             "--sweep",
@@ -295,7 +303,12 @@ def _grid_of_file(
             "or give the second one's as --sweep lines",
         )
     spec, varied, seeds = read_sweep_file(path)
-    if load_scenario(varied).model_dump(mode="json") != written.model_dump(mode="json"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ScenarioWarning)
+        same = load_scenario(varied).model_dump(mode="json") == load_scenario(scenario).model_dump(
+            mode="json"
+        )
+    if not same:
         raise SweepError(
             str(path),
             [

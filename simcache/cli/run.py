@@ -55,10 +55,10 @@ def chosen_scenario(args: argparse.Namespace) -> Scenario:
     return scenario.variant(args.variant)
 
 
-def _scenario_to_run(args: argparse.Namespace) -> Scenario:
-    """The scenario of ``run`` or ``report``: :func:`chosen_scenario` with ``--seed`` and
-    ``--duration`` applied."""
-    scenario = chosen_scenario(args)
+def _scenario_to_run(args: argparse.Namespace, chosen: Scenario | None = None) -> Scenario:
+    """The scenario of ``run`` or ``report``: :func:`chosen_scenario` (``chosen``, when the caller
+    has it) with ``--seed`` and ``--duration`` applied."""
+    scenario = chosen if chosen is not None else chosen_scenario(args)
     if args.seed is not None:
         scenario = scenario.with_seed(args.seed)
     if args.duration is not None:
@@ -210,8 +210,9 @@ def run_report(args: argparse.Namespace, limits: Limits) -> int:
     a stopped run's report is written too, marked partial, and the exit status is 130 or 143.
     Ctrl-C or SIGTERM during the sweep stops the sweep only: the report holds the run and the
     sweep's finished runs, its sweep marked partial (130 or 143)."""
-    scenario = _scenario_to_run(args)
-    plan = ReportPlan.from_args(args, scenario)
+    chosen = chosen_scenario(args)  # loaded once: its warnings are told once
+    scenario = _scenario_to_run(args, chosen)
+    plan = ReportPlan.from_args(args, scenario, chosen)
     # report writes a file: progress on a terminal
     result, token = _simulate(scenario, limits)
     stopped = stopped_line(result)

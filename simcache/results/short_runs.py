@@ -21,6 +21,7 @@ from simcache.results.assessed import (
 )
 from simcache.results.trend import MIN_SAMPLES
 from simcache.spec import Scenario
+from simcache.spec.consistency import sample_interval_for_test
 
 __all__ = [
     "KEPT_UP",
@@ -45,10 +46,7 @@ def untested(result: AssessedRun, series: pd.DataFrame) -> list[ValidityWarning]
     start, end = result.window
     interval = float(result.meta["scenario"]["run"]["sample_interval"])
     longest = start + MIN_SAMPLES * interval
-    # rounded down to three digits, so that the interval advised does give the samples
-    most = (end - start) / MIN_SAMPLES
-    step = 10.0 ** (math.floor(math.log10(most)) - 2) if most > 0 else 1.0
-    most = math.floor(most / step) * step
+    most = sample_interval_for_test(end - start)
     return [
         ValidityWarning(
             "untested",

@@ -44,6 +44,7 @@ __all__ = [
     "STABILITY_SAMPLES",
     "ScenarioWarning",
     "run_problems",
+    "sample_interval_for_test",
     "scenario_notes",
     "scenario_problems",
 ]
@@ -500,6 +501,17 @@ STABILITY_SAMPLES = 8
 (:data:`simcache.results.trend.MIN_SAMPLES` is this), as a run too short to sample is told."""
 
 
+def sample_interval_for_test(window: float) -> float:
+    """The longest sample interval (s) that gives a stability test its :data:`STABILITY_SAMPLES`
+    samples in a measured window of ``window`` seconds, rounded down to three digits so that the
+    interval advised does give them (0 for an empty window)."""
+    most = window / STABILITY_SAMPLES
+    if most <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(most)) - 2)
+    return math.floor(most / step) * step
+
+
 def run_problems(scenario: Scenario) -> list[tuple[str, str]]:
     """The cross-field rules that involve ``[run]`` (all a changed duration or seed can break)."""
     run = scenario.run
@@ -518,13 +530,12 @@ def _samples_past_the_run(duration: float, warmup: float, interval: float) -> st
     their values: a longer run (for a stability test, :data:`STABILITY_SAMPLES` intervals past the
     warm-up) or a shorter interval (for the test, the window over :data:`STABILITY_SAMPLES`,
     rounded down to three digits so that it does give them)."""
-    most = (duration - warmup) / STABILITY_SAMPLES
-    step = 10.0 ** (math.floor(math.log10(most)) - 2)
+    most = sample_interval_for_test(duration - warmup)
     return (
         f"{interval:g} s is longer than the run (run.duration {duration:g} s), which would take no "
         f"sample: give a duration of at least {interval:g} s (a stability test needs "
         f"{STABILITY_SAMPLES} samples after the warm-up: {STABILITY_SAMPLES} x {interval:g} s = "
         f"{STABILITY_SAMPLES * interval:g} s past the {warmup:g} s warm-up), or set "
-        f"run.sample_interval to at most {duration:g} s ({math.floor(most / step) * step:.3g} s "
+        f"run.sample_interval to at most {duration:g} s ({most:.3g} s "
         f"for {STABILITY_SAMPLES} samples after the warm-up)"
     )

@@ -233,3 +233,48 @@ def test_the_sweeps_options_without_a_sweep_are_refused(grid: Path) -> None:
         "none: give --sweep (a line of a grid or a sweep file), or leave them out\n"
     )
     assert not store.exists()
+
+
+def test_a_scenarios_warnings_are_told_once_with_a_sweep_file(tmp_path: Path) -> None:
+    """The report's scenario and the sweep file's are loaded again to compare them: their load's
+    warnings (here two ends of the storage network speaking different transports) had been told
+    two or three times (review 67b)."""
+    text = (Path(__file__).parents[2] / "scenarios" / "default.toml").read_text("utf-8")
+    (tmp_path / "warn.toml").write_text(
+        text.replace('storage_link = "1GbE"', 'storage_link = "nvmeof-rdma-100GbE"'), "utf-8"
+    )
+    grid = tmp_path / "grid.toml"
+    grid.write_text('scenario = "warn.toml"\nseeds = [1]\n[grid]\n"cluster.hosts" = [4]\n')
+    code, _, stderr = call(
+        [
+            "report",
+            str(tmp_path / "warn.toml"),
+            "--duration",
+            "0.5s",
+            "--sweep",
+            str(grid),
+            "--workers",
+            "1",
+            "-o",
+            str(tmp_path / "w.html"),
+        ]
+    )
+    assert code == 0, stderr
+    assert stderr.count("speaks RDMA") == 1, stderr
+
+
+def test_a_variants_sweep_says_a_sweep_files_stored_runs_are_not_its_own(
+    grid: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --variant the sweep varies the variant, so runs ``simcache sweep`` stored for the
+    file's scenario as written are run again: said, not left silent (review 67b)."""
+    scenario = small_scenario("report-sweep", run={"sample_interval": "0.1s"})
+    scenario["variants"] = {"wt": {"groups.db.policy": "WT"}}
+    (grid.parent / "small.toml").write_text(to_toml(scenario))
+    code, _, stderr = report(grid, "--variant", "wt", "--store", str(grid.parent / "s.sqlite"))
+    assert code == 0, stderr
+    assert (
+        "note: the sweep varies variant 'wt', not the scenario as "
+        f"{grid} names it: runs simcache sweep {grid} kept in {grid.parent / 's.sqlite'} are not "
+        "this sweep's, and are run again"
+    ) in stderr

@@ -76,7 +76,7 @@ def _decimal_size(nbytes: float) -> str:
     """A size in decimal units, as drives are sold and their profiles rate them: ``3.84e12`` ->
     ``"3.84TB"``, ``8e11`` -> ``"800GB"``."""
     amount = f"{nbytes:.0f}B"
-    for unit, size in (("MB", 1e6), ("GB", 1e9), ("TB", 1e12)):
+    for unit, size in (("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("PB", 1e15)):
         if nbytes >= size:
             amount = f"{nbytes / size:.4g}{unit}"
     return amount
@@ -137,7 +137,7 @@ class SizeError(ScenarioError):
 class CurrencyError(SizeError):
     """A ``--costs`` file in another currency than the built-in table's leaves parts of the search
     to the built-in prices: ``source`` is the file, a problem per part (its table and key in the
-    file: what to add) and a last one (``--costs``) with the tables to paste, in the file's
+    file: what to add), and after them, not counted (``fix``), the tables to paste in the file's
     currency. Adding the two currencies' amounts would give a total in neither."""
 
     HEADING = "cannot size it: its prices would mix two currencies"
