@@ -12,6 +12,7 @@ is :mod:`simcache.physics.array`. docs/model.md says why the drives are modelled
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -298,30 +299,7 @@ def queued_positioning_moments(
     Kept by its arguments (the estimate builds its service times for every state it solves, with
     the same drive and candidates): the last 256 answers are looked up, not computed again.
     """
-    key = (
-        curve,  # frozen: hashed and compared by its fields
-        span,
-        revolution,
-        overhead,
-        candidates,
-        by_seek,
-        steps,
-    )
-    known = _QUEUED_MOMENTS.get(key)
-    if known is None:
-        if len(_QUEUED_MOMENTS) >= _QUEUED_MOMENTS_KEPT:
-            _QUEUED_MOMENTS.clear()
-        known = _queued_positioning_moments(
-            curve, span, revolution, overhead, candidates, by_seek, steps
-        )
-        _QUEUED_MOMENTS[key] = known
-    return known
-
-
-# queued_positioning_moments's results by its arguments (a ServiceTimes is built for every state
-# the estimate solves, with the same drive), at most _QUEUED_MOMENTS_KEPT of them
-_QUEUED_MOMENTS: dict[tuple[SeekCurve | float | int | bool, ...], tuple[float, float]] = {}
-_QUEUED_MOMENTS_KEPT = 256
+    return _queued_moments_kept(curve, span, revolution, overhead, candidates, by_seek, steps)
 
 
 def _queued_positioning_moments(
@@ -368,6 +346,11 @@ def _queued_positioning_moments(
         square += mean * revolution + revolution**2 / 3.0
         mean += revolution / 2.0
     return mean, square
+
+
+# queued_positioning_moments's results by its arguments (a SeekCurve is frozen: hashed by its
+# fields); a ServiceTimes is built for every state the estimate solves, with the same drive
+_queued_moments_kept = functools.lru_cache(maxsize=256)(_queued_positioning_moments)
 
 
 def seek_span(fraction: float) -> float:
