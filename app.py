@@ -19,7 +19,7 @@ from pathlib import Path
 import streamlit as st
 
 import simcache
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import WorkloadFileError, counted
 from simcache.base.units import format_figure, format_size
 from simcache.spec import REPLICAS
 from simcache.spec.consistency import scenario_notes
@@ -283,7 +283,7 @@ def edit_scenario(
         else base
     )
     st.caption(
-        f"{len(overrides)} setting(s) changed from the file"
+        f"{counted(len(overrides), 'setting')} changed from the file"
         + (": " + ", ".join(overrides) if overrides else "")
     )
     st.caption(f"As set: {describe.scenario_summary(scenario)}")

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 import simcache
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import WorkloadFileError, counted
 from simcache.base.units import format_size
 from simcache.traces.formats import FORMATS, guess_format, parse_options
 from simcache.traces.trace import cache_folder
@@ -170,9 +170,8 @@ def workload_summary(workload: Any) -> str:
             f"{how}"
         )
     if workload.mode == "closed":
-        intensity = (
-            f"closed loop, {workload.workers} worker(s) x {workload.outstanding} outstanding"
-        )
+        workers = counted(workload.workers, "worker")
+        intensity = f"closed loop, {workers} x {workload.outstanding} outstanding"
     elif workload.iops is not None:
         intensity = f"open loop, {workload.iops:g} IOPS"
     else:

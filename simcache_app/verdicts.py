@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import simcache
+from simcache.base.errors import counted
 from simcache.base.metrics import ci95_half_width
 from simcache.runs.feasible import Cheapest, cheapest_passing, sweep_verdicts
 from simcache.runs.targets import (
@@ -223,7 +224,7 @@ def show_sweep_decision(
     elif 0 < seeds < STABLE_SEEDS:
         why = (
             f"t(0.975, {seeds - 1}) = {stats_t(seeds - 1):.1f} times a spread that rests on "
-            f"{seeds - 1} difference(s)"
+            f"{counted(seeds - 1, 'difference')}"
         )
         st.caption(
             f"{seeds} seeds per value are too few for a stable interval ({why}); use "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from simcache.base.errors import counted
 from simcache.base.units import human_size
 from simcache.results.event_impact import PHASES, EventImpact, event_impacts
 from simcache.results.result import Result
@@ -32,7 +33,7 @@ def event_lines(result: Result) -> list[str]:
         policies = ", ".join(sorted({vm["on_peer_loss"] for vm in degraded}))
         resynced = sum(vm["resync_bytes"] for vm in degraded)
         lines.append(
-            f"  {len(degraded)} VM(s) short of peers for {seconds:.3f} VM-seconds in all "
+            f"  {counted(len(degraded), 'VM')} short of peers for {seconds:.3f} VM-seconds in all "
             f"(on_peer_loss {policies}); "
             f"{mib(resynced)} of their writes resynced"
         )
@@ -151,7 +152,7 @@ def _restarts(restarts: list[dict[str, Any]]) -> list[str]:
     for r in restarts:
         batches.setdefault((r["from_host"], r["restart_s"]), []).append(r)
     return [
-        f"  HA restart of {len(vms)} VM(s) of {host} at {at:.3f} s: "
+        f"  HA restart of {counted(len(vms), 'VM')} of {host} at {at:.3f} s: "
         + ", ".join(f"{vm['vm']} on {vm['to_host']}" for vm in vms)
         + f"; {sum(vm['dropped_arrivals'] for vm in vms)} open-loop arrivals dropped while down"
         for (host, at), vms in batches.items()

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 import simcache.report.svg as svg
+from simcache.base.errors import counted
 from simcache.report.cells import LOWER_BOUND, cell
 from simcache.runs.feasible import cheapest_passing, sweep_verdicts
 from simcache.runs.sweep import point_bottleneck, point_stability, sweep_summary
@@ -83,7 +84,8 @@ class SweepReport:
         seeds = sorted(set(self.rows["seed"]))
         parts = [
             "<h2>Sweep</h2>",
-            f"<p>{len(points)} points x {len(seeds)} seed(s) ({', '.join(map(str, seeds))}); means "
+            f"<p>{counted(len(points), 'point')} x {counted(len(seeds), 'seed')} "
+            f"({', '.join(map(str, seeds))}); means "
             "over the seeds, "
             "&plusmn; the 95% interval (none with one seed).</p>",
         ]

@@ -173,7 +173,9 @@ class CheckOutcome:
             text += f"  [known gap: {self.known_gap}]"
         elif not self.passed:
             seeds = self.failing_seeds
-            text += f"; fails for seed(s) {', '.join(map(str, seeds))}" if seeds else ""
+            if seeds:
+                noun = "seed" if len(seeds) == 1 else "seeds"
+                text += f"; fails for {noun} {', '.join(map(str, seeds))}"
             if self.description:
                 text += f"  [{self.description}]"
         return text

@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import SweepStoreError
+from simcache.base.errors import SweepStoreError, counted
 from simcache.base.metrics import ESTIMATED_COLUMNS
 from simcache.base.version import __version__
 from simcache.native.sources import RESULT_MODULES, native_engine_files, source_digest
@@ -243,7 +243,7 @@ class SweepStore:
                     self.path,
                     f"has no {table} table"
                     if missing == sorted(columns)
-                    else f"its {table} table lacks column(s) {', '.join(missing)}",
+                    else f"its {table} table lacks {_columns_named(missing)}",
                     "the store was edited out of shape: delete the file to start afresh, or give "
                     "--store another path",
                 )
@@ -308,7 +308,7 @@ class SweepStore:
         if missing:
             return (
                 None,
-                f"{len(missing)} column(s) missing: "
+                f"{counted(len(missing), 'column')} missing: "
                 f"{', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}",
             )
         for column, value in row.items():
@@ -406,6 +406,11 @@ class SweepStoreWarning(UserWarning):
 
 def _checksum(key: str, text: str) -> str:
     return hashlib.sha256(f"{key}\n{text}".encode()).hexdigest()
+
+
+def _columns_named(names: list[str]) -> str:
+    """``"column a"``, ``"columns a, b"``."""
+    return f"{'column' if len(names) == 1 else 'columns'} {', '.join(names)}"
 
 
 def _required_columns(variant: Scenario) -> list[str]:

@@ -20,7 +20,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from simcache.base.errors import ScenarioError, listing
+from simcache.base.errors import ScenarioError, counted, listing
 from simcache.physics.array import rebuild_share
 from simcache.physics.cluster import MAX_CACHED_LINES, read_cache_lines
 from simcache.spec.checks import repeated_names
@@ -77,9 +77,10 @@ def scenario_problems(scenario: Scenario) -> list[tuple[str, str]]:
             problems.append(
                 (
                     f"{where}.policy",
-                    f"{group.policy} needs {group.replicas} peer host(s) but the cluster has "
-                    f"{hosts} host(s) "
-                    f"({hosts - 1} peer(s)); raise cluster.hosts to at least {group.replicas + 1} "
+                    f"{group.policy} needs {counted(group.replicas, 'peer host')} but the cluster "
+                    f"has {counted(hosts, 'host')} "
+                    f"({counted(hosts - 1, 'peer')}); raise cluster.hosts to at least "
+                    f"{group.replicas + 1} "
                     "or use a policy "
                     f"with fewer replicas",
                 )

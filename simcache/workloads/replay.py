@@ -185,7 +185,9 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
     if not replaced:
         return scenario, []
     note = (
-        f"group(s) {', '.join(replaced)} replay a trace: estimated as a steady stream with the "
+        f"{'group' if len(replaced) == 1 else 'groups'} {', '.join(replaced)} "
+        f"{'replays' if len(replaced) == 1 else 'replay'} a trace: estimated as a steady stream "
+        "with the "
         "trace's mean rate, "
         "read fraction and size mix (per op); its bursts and its own re-references are left out "
         "(simulate for them)"

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import simcache
+from simcache.base.errors import counted
 from simcache.base.metrics import ci95_half_width
 from simcache.runs.targets import Target
 from simcache_app import charts, describe, runs, verdicts
@@ -97,7 +98,8 @@ def compare_view(
     judged = verdicts.variant_verdicts(results, targets)
     p99s = {name: [describe.headline(r)["write p99"] for r in rs] for name, rs in results.items()}
     st.markdown(
-        f"**VM write p99 over all groups**, mean over {len(seeds)} seed(s) ± 95% interval, with "
+        f"**VM write p99 over all groups**, mean over {counted(len(seeds), 'seed')} ± 95% "
+        "interval, with "
         "each variant's bottleneck:"
     )
     first = chosen[0]

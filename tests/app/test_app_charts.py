@@ -261,7 +261,7 @@ def test_one_invalid_sweep_point_is_reported_for_itself_and_the_rest_of_the_swee
     assert len(warnings) == 1
     assert (
         warnings[0].startswith("**Hosts = 2** is left out of the sweep")
-        and "WB+2 needs 2 peer host(s)" in warnings[0]
+        and "WB+2 needs 2 peer hosts" in warnings[0]
     )
     assert list(at.dataframe[-1].value["Hosts"]) == [4, 6]
     assert len(at.get("plotly_chart")) == 1
@@ -371,7 +371,7 @@ def test_the_page_shows_figures_for_people_and_labels_that_follow_the_inputs() -
     capacity = at.sidebar.number_input(key="default.cluster.tier.capacity")
     assert capacity.value == 372.5  # the 400 GB tier, not 372.529
     # shown rounded, not changed
-    assert not any(c.value.startswith("1 setting(s) changed") for c in at.sidebar.caption)
+    assert not any(c.value.startswith("1 setting changed") for c in at.sidebar.caption)
     at.sidebar.number_input(key="default.cluster.hosts").set_value(6).run()
     labels = [e.label for e in at.sidebar.expander]
     assert "VM group db (12 VMs)" in labels and not any("(8 VMs)" in label for label in labels)

@@ -52,7 +52,7 @@ def test_the_page_fits_uploaded_results_and_uses_the_device() -> None:
     assert not at.exception and not at.error
     assert any("points of /dev/sda" in caption.value for caption in at.sidebar.caption)
     assert len(at.sidebar.dataframe[0].value) == len(FILES)
-    # "1 setting(s) changed ...: cluster.tier"
+    # "1 setting changed ...: cluster.tier"
     assert any("cluster.tier" in caption.value for caption in at.sidebar.caption)
     # the fields the fit took from its base, each with what would pin it, as calibrate prints them
     calibration = calibrate_uploads(_uploads(FILES))

@@ -139,7 +139,7 @@ def test_storage_link_and_array_profile_are_chosen_in_the_sidebar(
     at.sidebar.selectbox(key="default.array").select("afa-24x-nvme").run()
     assert not at.exception and not at.error
     assert any(
-        c.value == "2 setting(s) changed from the file: cluster.storage_link, array"
+        c.value == "2 settings changed from the file: cluster.storage_link, array"
         for c in at.sidebar.caption
     )
     # the array's own fields start again from the chosen profile, in widgets of their own
@@ -265,7 +265,7 @@ def test_a_files_own_value_past_a_rounded_bound_is_shown_without_error(
     assert not at.exception and not at.error
     box = at.sidebar.number_input(key=f"{name}.groups.{group}.workload.working_set")
     assert box.value == gib
-    assert any(c.value == "0 setting(s) changed from the file" for c in at.sidebar.caption)
+    assert any(c.value == "0 settings changed from the file" for c in at.sidebar.caption)
 
 
 def test_out_of_range_words() -> None:
@@ -306,7 +306,7 @@ def test_a_mix_the_page_cannot_read_keeps_the_rest_of_the_sidebar() -> None:
     assert any("groups.db.workload.sizes: weight 'lots'" in e.value for e in at.error)
     assert at.sidebar.text_input(key="default.groups.web.workload.sizes").value
     assert at.tabs and not any(
-        "setting(s) changed" in c.value and "sizes" in c.value for c in at.sidebar.caption
+        "changed from the file" in c.value and "sizes" in c.value for c in at.sidebar.caption
     )
 
 

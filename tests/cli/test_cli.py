@@ -233,8 +233,8 @@ def test_installed_entry_point_reports_errors_with_exit_2(tmp_path: Path) -> Non
     assert completed.returncode == 2
     assert completed.stderr == (
         f"error: {bad}: invalid scenario (1 problem)\n"
-        "  groups.0(db).policy: WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 "
-        "peer(s)); "
+        "  groups.0(db).policy: WB+2 needs 2 peer hosts but the cluster has 2 hosts (1 "
+        "peer); "
         "raise cluster.hosts to at least 3 or use a policy with fewer replicas\n"
     )
 

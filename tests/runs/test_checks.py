@@ -299,7 +299,7 @@ def test_a_check_passes_only_when_every_seed_holds() -> None:
     failing = outcome((1.2, 2.5, 1.4, math.nan))
     assert not failing.passed
     assert failing.failing_seeds == [2, 4]
-    assert "fails for seed(s) 2, 4" in failing.line()
+    assert "fails for seeds 2, 4" in failing.line()
 
 
 def test_a_measurement_check_says_how_far_the_model_is_from_it() -> None:
@@ -412,7 +412,7 @@ def test_check_command_fails_on_a_wrong_expectation(
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("FAIL")]
     assert "wrong_expectation:replication-is-free" in line
-    assert "expected <= 1" in line and "simulated 2.7" in line and "fails for seed(s) 7, 8" in line
+    assert "expected <= 1" in line and "simulated 2.7" in line and "fails for seeds 7, 8" in line
     assert "1 of 2 checks passed; 1 failed" in out
     assert (
         "| test: a wrong expectation | `wrong_expectation.toml` | 2 | 1 | FAIL |"

@@ -283,7 +283,7 @@ def test_a_store_edited_out_of_shape_is_refused(
         _sweep(store)
     assert str(caught.value) == _message(
         store,
-        "its rows table lacks column(s) checksum; the store was edited out of shape: delete the "
+        "its rows table lacks column checksum; the store was edited out of shape: delete the "
         "file to start afresh, "
         "or give --store another path",
     )
@@ -316,7 +316,7 @@ def _edit(text: str, how: str) -> str:
         ("number changed", False, "checksum mismatch"),
         ("no checksum", False, "no checksum"),
         ("bad JSON", True, "not valid JSON"),
-        ("missing column", True, "1 column(s) missing: all.write.p99_ms"),
+        ("missing column", True, "1 column missing: all.write.p99_ms"),
         ("NaN count", True, "all.write.count is nan"),
         ("NaN latency", True, "db.write.p99_ms is nan with 162 I/Os"),
         ("a list", True, 'bottleneck is ["array"], not a number or a name'),

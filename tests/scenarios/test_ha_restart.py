@@ -258,7 +258,7 @@ def test_the_events_table_names_the_restart(result: simcache.Result) -> None:
     """``simcache run``'s events table: one line for the restart of host1's two VMs, with the
     arrivals dropped."""
     dropped = sum(r["dropped_arrivals"] for r in result.meta["restarts"])
-    line = "  HA restart of 2 VM(s) of host1 at 1.500 s: db-h1-0 on host2, db-h1-1 on host0"
+    line = "  HA restart of 2 VMs of host1 at 1.500 s: db-h1-0 on host2, db-h1-1 on host0"
     assert f"{line}; {dropped} open-loop arrivals dropped while down" in event_lines(result)
 
 

@@ -148,7 +148,7 @@ def test_run_report_lists_the_outage_and_the_resyncs(degraded: simcache.Result) 
     assert table[2].startswith("  resync host0 -> host1 from 2.000 s: 7.8 MiB, done in 0.00")
     assert table[3].startswith("  resync host1 -> host0 from 2.000 s: 7.8 MiB, done in 0.00")
     assert table[4] == (
-        "  2 VM(s) short of peers for 2.000 VM-seconds in all (on_peer_loss degrade); 15.6 MiB "
+        "  2 VMs short of peers for 2.000 VM-seconds in all (on_peer_loss degrade); 15.6 MiB "
         "of their writes resynced"
     )
 

@@ -316,8 +316,8 @@ def test_more_replicas_than_peers(tmp_path: Path, hosts: int, policy: str) -> No
     replicas = int(policy.removeprefix("WB+"))
     assert only_problem(error_for(tmp_path, data)) == (
         "groups.0(db).policy",
-        f"{policy} needs {replicas} peer host(s) but the cluster has {hosts} host(s) ({hosts - 1} "
-        "peer(s)); "
+        f"{policy} needs {counted(replicas, 'peer host')} but the cluster has "
+        f"{counted(hosts, 'host')} ({counted(hosts - 1, 'peer')}); "
         f"raise cluster.hosts to at least {replicas + 1} or use a policy with fewer replicas",
     )
 
@@ -652,7 +652,7 @@ def test_loading_does_not_mutate_the_callers_dict() -> None:
         (
             {"groups.db.policy": "WB+2"},
             "groups.0(db).policy",
-            "WB+2 needs 2 peer host(s) but the cluster has 2 host(s) (1 peer(s)); raise "
+            "WB+2 needs 2 peer hosts but the cluster has 2 hosts (1 peer); raise "
             "cluster.hosts to at least 3 "
             "or use a policy with fewer replicas",
         ),
@@ -742,8 +742,8 @@ def test_cli_bad_scenario_prints_error_and_exits_2(
     captured = capsys.readouterr()
     assert captured.err == (
         f"error: {path}: invalid scenario (1 problem)\n  groups.0(db).policy: WB+2 needs 2 peer "
-        "host(s) but the cluster has "
-        "2 host(s) (1 peer(s)); raise cluster.hosts to at least 3 or use a policy with fewer "
+        "hosts but the cluster has "
+        "2 hosts (1 peer); raise cluster.hosts to at least 3 or use a policy with fewer "
         "replicas\n"
     )
     assert captured.out == ""

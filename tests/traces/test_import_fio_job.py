@@ -107,7 +107,7 @@ rw=randread
     assert imported.facts[0] == ("jobs", "2")
     assert imported.facts[1] == (
         "job first job",
-        "randwrite (writes), sizes 8KiB, closed loop, 1 worker(s) x 4 outstanding, 1 VM(s), "
+        "randwrite (writes), sizes 8KiB, closed loop, 1 worker x 4 outstanding, 1 VM, "
         "uniform over 2GiB, 30 s",
     )
     assert imported.warnings == []

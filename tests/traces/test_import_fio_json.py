@@ -186,7 +186,7 @@ def test_leading_non_json_lines_and_rel_option(tmp_path: Path) -> None:
     path = write_json(tmp_path, result([write_job()], {"direct": "1"}), prefix=prefix)
     imported = import_workload(path, format="fio-json", rel=0.1)
     assert {e["rel"] for e in imported.expect} == {0.1}
-    assert imported.warnings == ["skipped 2 line(s) before the JSON object (fio's messages)"]
+    assert imported.warnings == ["skipped 2 lines before the JSON object (fio's messages)"]
     imported.scenario()
     with pytest.raises(
         WorkloadFileError, match=r"options\.rel: rel is '-1'; give a relative tolerance above 0"

@@ -479,7 +479,7 @@ def test_two_disks_become_two_groups(tmp_path: Path) -> None:
     assert [g["name"] for g in imported.groups] == ["vm2099979_scsi0_0", "vm2100001_scsi0_1"]
     assert [g["workload"]["iops"] for g in imported.groups] == [1000.0, 2000.0]
     assert imported.groups[1]["workload"]["read_fraction"] == 0.375
-    assert ("virtual disks", "2 with I/O, of 2 VM(s)") in imported.facts
+    assert ("virtual disks", "2 with I/O, of 2 VMs") in imported.facts
     scenario = imported.scenario()
     assert [g.hosts for g in scenario.groups] == [[0], [1]]
 
@@ -495,7 +495,7 @@ def test_layout_vm_keeps_a_vms_disks_on_one_host(tmp_path: Path) -> None:
         ("vm77_scsi1_0", "vm77"),
     ]
     assert (
-        "layout 'vm' puts each VM's disks on one host (2 VM(s), round robin over the base "
+        "layout 'vm' puts each VM's disks on one host (2 VMs, round robin over the base "
         "cluster's hosts)" in imported.warnings
     )
     scenario = imported.scenario()
@@ -675,7 +675,7 @@ def test_missing_histogram_is_named_with_how_to_collect(tmp_path: Path) -> None:
     assert where == "VM 2099979 disk scsi0:0"
     assert (
         "no 'IO lengths of commands'; 'latency of IO interarrival time in Microseconds (us)' "
-        "histogram(s)" in message
+        "histograms" in message
     )
     assert "vscsiStats -p all -c" in message
     assert str(path) in str(exc.value)
@@ -733,7 +733,7 @@ def test_missing_frequency_header_or_stat_lines(tmp_path: Path) -> None:
         imported_by(vs, write(tmp_path, "\n".join(lines) + "\n"), {})
     assert problem(exc) == (
         "line 5, Frequency header",
-        "mean line(s) missing before it (a section gives min, max, mean, count)",
+        "mean line missing before it (a section gives min, max, mean, count)",
     )
     with pytest.raises(WorkloadFileError) as exc:
         imported_by(
@@ -894,7 +894,7 @@ def test_imported_scenario_validates_on_the_default_cluster(tmp_path: Path) -> N
 def test_lines_before_the_first_histogram_are_listed(tmp_path: Path) -> None:
     text = "Printed by vscsiStats\nsecond note\n\n" + disk_text()
     imported = imported_by(vs, write(tmp_path, text), {})
-    assert "2 line(s) before the first histogram are not used (lines 1, 2)" in imported.warnings
+    assert "2 lines before the first histogram are not used (lines 1, 2)" in imported.warnings
     assert imported.groups[0]["workload"]["read_fraction"] == 0.3
 
 

@@ -362,12 +362,12 @@ def test_the_apps_upload_summary_names_each_ops_mix() -> None:
 
     per_op = Workload(read_fraction=0.7, read_sizes="4KiB", write_sizes={"64KiB": 1})
     assert workload_summary(per_op) == (
-        "closed loop, 1 worker(s) x 1 outstanding, 70% reads, read sizes 4KiB: 1, write sizes "
+        "closed loop, 1 worker x 1 outstanding, 70% reads, read sizes 4KiB: 1, write sizes "
         "64KiB: 1, uniform over 10GiB"
     )
     assert (
         workload_summary(Workload())
-        == "closed loop, 1 worker(s) x 1 outstanding, 0% reads, sizes 4KiB: 1, uniform over 10GiB"
+        == "closed loop, 1 worker x 1 outstanding, 0% reads, sizes 4KiB: 1, uniform over 10GiB"
     )
 
 

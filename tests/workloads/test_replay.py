@@ -137,7 +137,7 @@ def test_the_trace_sets_the_working_set_and_the_estimate_says_what_it_leaves_out
     scenario = trace_scenario(trace, duration=3.0)
     assert scenario.data_bytes == max(off + size for _, _, off, size in rows)
     estimate = simcache.estimate(scenario)
-    assert any("replay a trace" in note and "bursts" in note for note in estimate.notes)
+    assert any("replays a trace" in note and "bursts" in note for note in estimate.notes)
     stream = TraceStream(
         scenario.groups[0].workload, scenario.groups[0].workload.trace.open(), "disk"
     )  # type: ignore[arg-type]

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import WorkloadFileError, counted
 from simcache.base.names import group_name
 from simcache.traces.formats.base import FileReading, check_option_names
 from simcache.traces.formats.fio_options import (
@@ -280,7 +280,7 @@ def job_group(
             )
             depth = 1
         workload = {"mode": "closed", "workers": clones, "outstanding": depth, **workload}
-        loop = f"closed loop, {clones} worker(s) x {depth} outstanding"
+        loop = f"closed loop, {counted(clones, 'worker')} x {depth} outstanding"
     think = job.seconds("thinktime", 1e-6)
     if think:
         if rate is not None:
@@ -312,7 +312,7 @@ def job_group(
         "vms_per_host": numjobs if numjobs_as == "vms" else 1,
         "workload": workload,
     }
-    vms = f"{numjobs} VM(s)" if numjobs_as == "vms" else "1 VM"
+    vms = counted(numjobs, "VM") if numjobs_as == "vms" else "1 VM"
     length = (
         "no runtime"
         if runtime is None

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import WorkloadFileError, counted
 from simcache.base.metrics import PERCENTILES
 from simcache.traces.formats.base import FileReading, read_text
 from simcache.traces.formats.fio_job import OPTIONS as JOB_OPTIONS
@@ -356,7 +356,8 @@ def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
     notes = []
     if text[:start].strip():
         notes.append(
-            f"skipped {text[:start].count(chr(10))} line(s) before the JSON object (fio's messages)"
+            f"skipped {counted(text[:start].count(chr(10)), 'line')} before the JSON object "
+            "(fio's messages)"
         )
     decoder = json.JSONDecoder()
     documents: list[Any] = []

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from simcache.base.errors import CalibrationError, WorkloadFileError
+from simcache.base.errors import CalibrationError, WorkloadFileError, counted
 from simcache.base.units import parse_size
 from simcache.traces.formats.fio_json import Figures, MeasuredJob, measured_jobs
 
@@ -157,8 +157,8 @@ def read_points(paths: Sequence[Path]) -> Points:
             paths[0],
             None,
             "iodepth x numjobs",
-            f"every job ran with {depths[0]} I/O(s) outstanding: one queue depth cannot tell the "
-            "device's fixed latency from "
+            f"every job ran with {counted(depths[0], 'I/O')} outstanding: one queue depth "
+            "cannot tell the device's fixed latency from "
             "its parallelism; add runs at another depth (e.g. iodepth=1 and iodepth=32)",
         )
     return Points(

@@ -121,6 +121,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simcache.base.errors import counted
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
@@ -272,7 +273,8 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             ", ..." if len(parsed.stray) > 5 else ""
         )
         notes.append(
-            f"{len(parsed.stray):,} line(s) before the first histogram are not used (lines {shown})"
+            f"{counted(len(parsed.stray), 'line')} before the first histogram "
+            f"{'is' if len(parsed.stray) == 1 else 'are'} not used (lines {shown})"
         )
     mismatches = _bucket_mismatches(disks)
     if mismatches:
@@ -344,10 +346,12 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
             }
         )
         notes.append(
-            f"layout 'vm' puts each VM's disks on one host ({vms} VM(s), round robin over the base "
+            f"layout 'vm' puts each VM's disks on one host ({counted(vms, 'VM')}, round robin over "
+            "the base "
             "cluster's hosts)"
         )
-    summary = [("virtual disks", f"{len(groups)} with I/O, of {len({d.vm for d in disks})} VM(s)")]
+    vm_count = counted(len({d.vm for d in disks}), "VM")
+    summary = [("virtual disks", f"{len(groups)} with I/O, of {vm_count}")]
     return FileReading(
         path,
         NAME,

@@ -155,9 +155,8 @@ def _need(
     missing = [TITLE_OF[key] for key in wanted if key not in histograms]
     if missing:
         names = "; ".join(f"'{title}'" for title in missing)
-        raise vscsi_error(
-            path, None, disk.label, f"no {names} histogram(s) for this disk; {COLLECT}"
-        )
+        noun = "histogram" if len(missing) == 1 else "histograms"
+        raise vscsi_error(path, None, disk.label, f"no {names} {noun} for this disk; {COLLECT}")
 
 
 def disk_group(

@@ -194,8 +194,8 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
                 path,
                 number,
                 "Frequency header",
-                f"{', '.join(missing)} line(s) missing before it (a section gives min, max, mean, "
-                "count)",
+                f"{', '.join(missing)} {'line' if len(missing) == 1 else 'lines'} missing before "
+                "it (a section gives min, max, mean, count)",
             )
         return "rows"
     name, _, value = (part.strip() for part in text.partition(","))
