@@ -73,6 +73,9 @@ class CheckOutcome:
     target: float | None = None
     """The figure an ``approx`` check expects (a measurement it reproduces), in the metric's
     unit; else ``None``."""
+    given: float | None = None
+    """The part of :attr:`target` the check does not test (the expectation's ``given``), in the
+    metric's unit; else ``None``."""
     scenario_description: str = ""
     """The scenario's one-line ``description``: what it shows (the validation report says it once
     per file)."""
@@ -156,6 +159,26 @@ class CheckOutcome:
             return None
         return (self.mean - self.target) / abs(self.target)
 
+    @property
+    def part_error(self) -> float | None:
+        """(simulated mean - expected) / (expected - given) for an ``approx`` check with a
+        ``given`` part: how far the model is from the part of the measurement the check tests."""
+        error = self.error
+        if error is None or self.given is None or self.target == self.given:
+            return None
+        assert self.target is not None  # error is not None
+        return (self.mean - self.target) / abs(self.target - self.given)
+
+    @property
+    def error_words(self) -> str:
+        """The error for a reader: ``"-1.5%"``, with a ``given`` part ``"-1.5%; -11.5% of the
+        part tested"``; empty without an ``approx`` figure."""
+        error = self.error
+        if error is None:
+            return ""
+        part = self.part_error
+        return f"{error:+.1%}" + ("" if part is None else f"; {part:+.1%} of the part tested")
+
     def _holds(self, value: float) -> bool:
         return math.isfinite(value) and self.low <= value <= self.high
 
@@ -166,9 +189,8 @@ class CheckOutcome:
             f"{verdict}  {self.scenario}:{self.name}  {self.selection}: expected {self.expected}, "
             f"simulated {self.simulated}"
         )
-        error = self.error
-        if error is not None:
-            text += f" ({error:+.1%})"
+        if self.error is not None:
+            text += f" ({self.error_words})"
         if self.known_gap and not self.passed:
             text += f"  [known gap: {self.known_gap}]"
         elif not self.passed:
@@ -477,6 +499,11 @@ def _outcome(
         seeds=tuple(seeds),
         values=tuple(values),
         target=(low + high) / 2 if expectation.approx is not None else None,
+        given=(
+            None
+            if expectation.given is None
+            else bound_value(expectation.metric, expectation.given, ratio=ratio)
+        ),
         known_gap=expectation.known_gap,
         fitted=expectation.fitted,
     )

@@ -84,8 +84,7 @@ def report_section(group: Sequence[CheckOutcome]) -> str:
             if o.description
             else f"**{o.name}**<br>`{o.selection}`"
         )
-        error = o.error
-        expected = o.expected if error is None else f"{o.expected} (error {error:+.1%})"
+        expected = o.expected if o.error is None else f"{o.expected} (error {o.error_words})"
         lines.append(
             f"| {what} | {o.field_figure or '-'} | {o.simulated} | {expected} | {o.verdict} |"
         )

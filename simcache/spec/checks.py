@@ -118,6 +118,11 @@ class Expectation(Selection):
         | None
     ) = None
     """Relative tolerance of ``approx``."""
+    given: Bound | None = None
+    """The part of ``approx`` the check does not test, in its unit: a figure the scenario was set
+    from (a drive's read time taken from the same source, where only a link's share of a read is
+    checked). Reports then give the error against ``approx - given`` too, the part tested, as well
+    as against the whole."""
     observation: str = ""
     """What the field saw, in words (shown in reports)."""
     field_figure: str = ""
@@ -143,6 +148,11 @@ class Expectation(Selection):
             )
         if self.approx is not None and (self.at_least is not None or self.at_most is not None):
             raise ValueError("use either approx/rel or at_least/at_most, not both")
+        if self.given is not None and self.approx is None:
+            raise ValueError(
+                "given (the part of approx the check does not test) goes with approx: add approx "
+                "and rel, or remove given"
+            )
         if self.known_gap and self.fitted:
             raise ValueError(
                 "a check is either fitted (a parameter was set from its figure) or a known gap "
@@ -222,14 +232,28 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
         where = f"expect.{i}({expectation.name})"
         for prefix, (side, metric) in zip(("", "over."), expectation.sides(), strict=False):
             problems += _selection_problems(f"{where}.{prefix}", side, metric, runs)
-        for bound in ("at_least", "at_most", "approx"):
+        read: dict[str, float] = {}
+        for bound in ("at_least", "at_most", "approx", "given"):
             value = getattr(expectation, bound)
             if value is None:
                 continue
             try:
-                bound_value(expectation.metric, value, ratio=expectation.over is not None)
+                read[bound] = bound_value(
+                    expectation.metric, value, ratio=expectation.over is not None
+                )
             except ValueError as exc:
                 problems.append((f"{where}.{bound}", str(exc)))
+        if "approx" in read and "given" in read:
+            approx, given = read["approx"], read["given"]
+            if not (0 <= given / approx < 1 if approx else False):
+                problems.append(
+                    (
+                        f"{where}.given",
+                        f"{expectation.given} is not a part of approx {expectation.approx}: give "
+                        "the share of the figure the check does not test, at least 0 and less "
+                        "than approx",
+                    )
+                )
     return problems
 
 

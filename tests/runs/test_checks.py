@@ -216,6 +216,16 @@ CHECK = {"name": "c", "metric": "mean_ms", "at_most": 5}
         ),
         ({"expect": [CHECK, CHECK]}, "expect.1(c).name", "used twice"),
         (
+            {"expect": [{**CHECK, "at_most": None, "approx": "2ms", "rel": 0.1, "given": "2ms"}]},
+            "expect.0(c).given",
+            "less than approx",
+        ),
+        (
+            {"expect": [{**CHECK, "at_most": None, "approx": "2ms", "rel": 0.1, "given": "1MB"}]},
+            "expect.0(c).given",
+            "cannot read bound",
+        ),
+        (
             {"variants": {"slow": {"cluster.peer_link": "2GbE"}}},
             "variants.slow.cluster.peer_link",
             "2GbE",
@@ -253,6 +263,7 @@ def test_bad_checks_are_named(extra: dict[str, Any], path: str, words: str) -> N
             "'read', 'write' or 'any'",
         ),
         ({"name": "c", "metric": "iops", "at_least": 1, "ceiling": 3}, "unknown field 'ceiling'"),
+        ({"name": "c", "metric": "iops", "at_least": 1, "given": 3}, "goes with approx"),
     ],
 )
 def test_malformed_checks_say_what_is_allowed(check: dict[str, Any], words: str) -> None:
@@ -309,6 +320,20 @@ def test_a_measurement_check_says_how_far_the_model_is_from_it() -> None:
     assert check.error == pytest.approx(0.2, rel=1e-12)
     assert check.line().endswith("(+20.0%)")
     assert outcome((1.1, 1.3)).error is None  # a bound, not a measurement: no error to show
+
+
+def test_a_check_with_a_given_part_also_says_the_error_of_the_part_it_tests() -> None:
+    """A read of 93.3 us whose drive's 81.6 us the scenario was set from: a simulated 91.93 us is
+    (91.93 - 93.3) / 93.3 = -1.47 % of the whole and (91.93 - 93.3) / (93.3 - 81.6) = -11.7 % of
+    the 11.7 us tested."""
+    check = dataclasses.replace(
+        outcome((0.09193,)), low=0.0915, high=0.0951, target=0.0933, given=0.0816
+    )
+    assert check.error == pytest.approx((0.09193 - 0.0933) / 0.0933, rel=1e-12)
+    assert check.part_error == pytest.approx((0.09193 - 0.0933) / 0.0117, rel=1e-9)
+    assert check.line().endswith("(-1.5%; -11.7% of the part tested)")
+    report = validation_report([check], "simcache check x.toml")
+    assert "(error -1.5%; -11.7% of the part tested)" in report
 
 
 def test_confidence_interval_of_the_mean_over_seeds() -> None:
