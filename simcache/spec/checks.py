@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from simcache.base.errors import ScenarioError, echo, listing
-from simcache.base.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value
+from simcache.base.metrics import RECORD_METRICS, TOTALS, VALIDITY, bound_value, metric_unit
 from simcache.spec.fields import (
     BASE,
     MAX_NAME_CHARS,
@@ -245,11 +245,16 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 problems.append((f"{where}.{bound}", str(exc)))
         if "approx" in read and "given" in read:
             approx, given = read["approx"], read["given"]
+            unit = (
+                "the ratio's terms"
+                if expectation.over is not None
+                else metric_unit(expectation.metric) or "the metric's unit"
+            )
             if not (0 <= given / approx < 1 if approx else False):
                 problems.append(
                     (
                         f"{where}.given",
-                        f"{expectation.given} is not a part of approx {expectation.approx}: give "
+                        f"{given:g} is not a part of approx {approx:g} (both in {unit}): give "
                         "the share of the figure the check does not test, at least 0 and less "
                         "than approx",
                     )
