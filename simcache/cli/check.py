@@ -115,10 +115,12 @@ def check_json(
     outcomes: Sequence[CheckOutcome], not_run: Sequence[str], stopped: str | None
 ) -> dict[str, object]:
     """``simcache check --json``: counts, one object per check judged (bounds ``null`` on an open
-    side, per-seed values), the checks not run and why the run stopped (``null`` if it did not)."""
+    side, per-seed values; for an ``approx`` check its figure, its ``given`` part and the relative
+    errors of the mean against the whole and against the part tested, else ``null``), the checks
+    not run and why the run stopped (``null`` if it did not)."""
 
-    def number(value: float) -> float | None:
-        return value if math.isfinite(value) else None
+    def number(value: float | None) -> float | None:
+        return value if value is not None and math.isfinite(value) else None
 
     checks = [
         {
@@ -139,6 +141,10 @@ def check_json(
             "values": [number(v) for v in o.values],
             "mean": number(o.mean),
             "ci95": number(o.ci95),
+            "target": number(o.target),
+            "given": number(o.given),
+            "error": number(o.error),
+            "part_error": number(o.part_error),
             "warnings": list(o.warnings),
         }
         for o in outcomes
