@@ -162,6 +162,19 @@ def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -
     assert scenario.with_duration(duration) == overridden
 
 
+def test_a_run_of_a_few_smallest_doubles_is_refused_in_words() -> None:
+    """The forty-fifth fuzz run's finding: a run of 7e-323 s, whose sample interval for a stability
+    test (the window over 8) has its third digit below the smallest double, ended in a
+    ZeroDivisionError while the message was written; it is now told, the interval unrounded."""
+    scenario = load_scenario(small())
+    with pytest.raises(ScenarioError) as caught:
+        scenario.with_duration(7e-323, source="<test>")
+    ((where, message),) = caught.value.problems
+    assert where == "run.sample_interval"
+    assert message.startswith("0.25 s is longer than the run (run.duration 6.91692e-323 s)")
+    assert message.endswith("(9.88e-324 s for 8 samples after the warm-up)")
+
+
 @pytest.mark.parametrize(
     ("duration", "problems"),
     [
