@@ -139,27 +139,36 @@ def metric_unit(metric: str) -> str:
 def bound_value(metric: str, bound: float | str, *, ratio: bool = False) -> float:
     """A check's bound as a number in the metric's unit: ``"5ms"`` -> 5.0 for a ``*_ms`` metric.
 
-    A ratio is a plain number, so it takes no unit.
+    A ratio is a plain number, so it takes no unit. A bound that is not a finite number (``"inf"``,
+    ``"nan"``, ``"1e400"``) bounds nothing and is refused.
     """
-    if not isinstance(bound, str):
-        return float(bound)
     unit = "" if ratio else metric_unit(metric)
-    try:
-        if unit == "ms":
-            return parse_duration(bound) * 1e3
-        if unit == "s":
-            return parse_duration(bound)
-        if unit == "bytes":
-            return float(parse_size(bound))
-        if unit == "MB/s":
-            return parse_bandwidth(bound) / 1e6
-        return float(bound)
-    except (UnitError, ValueError):
-        kind = "a ratio" if ratio else f"{metric} (unit {unit or 'none'})"
+    kind = "a ratio" if ratio else f"{metric} (unit {unit or 'none'})"
+    if not isinstance(bound, str):
+        value = float(bound)
+    else:
+        try:
+            if unit == "ms":
+                value = parse_duration(bound) * 1e3
+            elif unit == "s":
+                value = parse_duration(bound)
+            elif unit == "bytes":
+                value = float(parse_size(bound))
+            elif unit == "MB/s":
+                value = parse_bandwidth(bound) / 1e6
+            else:
+                value = float(bound)
+        except (UnitError, ValueError):
+            raise ValueError(
+                f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as "
+                "'5ms', '120MB/s', '1GiB'"
+            ) from None
+    if not math.isfinite(value):
         raise ValueError(
-            f"cannot read bound {bound!r} for {kind}; give a number or a quantity such as '5ms', "
-            "'120MB/s', '1GiB'"
-        ) from None
+            f"bound {bound!r} for {kind} is not a finite number, which bounds nothing; give a "
+            "finite number or quantity"
+        )
+    return value
 
 
 def ci95_half_width(values: Sequence[float] | np.ndarray) -> float:

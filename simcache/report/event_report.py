@@ -154,7 +154,8 @@ def _restarts(restarts: list[dict[str, Any]]) -> list[str]:
     return [
         f"  HA restart of {counted(len(vms), 'VM')} of {host} at {at:.3f} s: "
         + ", ".join(f"{vm['vm']} on {vm['to_host']}" for vm in vms)
-        + f"; {sum(vm['dropped_arrivals'] for vm in vms)} open-loop arrivals dropped while down"
+        + f"; {counted(sum(vm['dropped_arrivals'] for vm in vms), 'open-loop arrival')} dropped "
+        "while down"
         for (host, at), vms in batches.items()
     ]
 

@@ -281,13 +281,14 @@ def empty_window(result: AssessedRun) -> list[ValidityWarning]:
     if not issued or float((summary["count"] + summary["unfinished"]).sum()) > 0:
         return []
     start, end = result.window
+    ios = "its one I/O" if issued == 1 else f"its {issued:,} I/Os"
     return [
         ValidityWarning(
             "empty_window",
             "window",
             "short",
             f"no I/O was issued in the measured window ({start:g} s to {end:g} s): the run "
-            f"issued its {issued:,} I/Os during the warm-up ({stuck:,} of them unfinished at the "
+            f"issued {ios} during the warm-up ({stuck:,} of them unfinished at the "
             "end), so every figure of the summary is empty; shorten run.warmup, or give the "
             "workload I/Os after it",
         )

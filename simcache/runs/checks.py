@@ -171,13 +171,17 @@ class CheckOutcome:
 
     @property
     def error_words(self) -> str:
-        """The error for a reader: ``"-1.5%"``, with a ``given`` part ``"-1.5%; -11.5% of the
-        part tested"``; empty without an ``approx`` figure."""
+        """The error for a reader: ``"-1.5%"``, with a ``given`` part ``"-1.5%; -11.7% of the
+        0.0117 ms tested"``; empty without an ``approx`` figure."""
         error = self.error
         if error is None:
             return ""
         part = self.part_error
-        return f"{error:+.1%}" + ("" if part is None else f"; {part:+.1%} of the part tested")
+        if part is None:
+            return f"{error:+.1%}"
+        assert self.target is not None and self.given is not None  # part_error is not None
+        tested = _quantity(abs(self.target - self.given), self.unit)
+        return f"{error:+.1%}; {part:+.1%} of the {tested} tested"
 
     def _holds(self, value: float) -> bool:
         return math.isfinite(value) and self.low <= value <= self.high
@@ -530,7 +534,7 @@ def _bounds(expectation: Expectation, ratio: bool) -> tuple[float, float]:
 
 def _expected_text(expectation: Expectation, low: float, high: float, unit: str) -> str:
     if expectation.approx is not None:
-        return f"{_quantity((low + high) / 2, unit)} +/- {expectation.rel:.0%}"
+        return f"{_quantity((low + high) / 2, unit)} +/- {(expectation.rel or 0.0) * 100:.3g}%"
     if math.isinf(low):
         return f"<= {_quantity(high, unit)}"
     if math.isinf(high):

@@ -250,13 +250,13 @@ def check_problems(scenario: Scenario) -> list[tuple[str, str]]:
                 if expectation.over is not None
                 else metric_unit(expectation.metric) or "the metric's unit"
             )
-            if not (0 <= given / approx < 1 if approx else False):
+            if not (0 < given / approx < 1 if approx else False):
                 problems.append(
                     (
                         f"{where}.given",
                         f"{given:g} is not a part of approx {approx:g} (both in {unit}): give "
-                        "the share of the figure the check does not test, at least 0 and less "
-                        "than approx",
+                        "the share of the figure the check does not test, of approx's sign, "
+                        "not 0 and smaller than approx",
                     )
                 )
     return problems

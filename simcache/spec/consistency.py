@@ -505,13 +505,16 @@ STABILITY_SAMPLES = 8
 def sample_interval_for_test(window: float) -> float:
     """The longest sample interval (s) that gives a stability test its :data:`STABILITY_SAMPLES`
     samples in a measured window of ``window`` seconds, rounded down to three digits so that the
-    interval advised does give them (0 for an empty window; unrounded where the digit's step is
-    below the smallest double, a window of a few hundred zeros after the point)."""
+    interval advised does give them (0 for an empty window; where the third digit's step is below
+    the smallest double, a window of a few hundred zeros after the point, the largest double that
+    gives them)."""
     most = window / STABILITY_SAMPLES
-    if most <= 0:
-        return 0.0
+    if not most > 0 or not math.isfinite(most):
+        return 0.0 if not most > 0 else most
     step = 10.0 ** (math.floor(math.log10(most)) - 2)
-    if step == 0.0 or not math.isfinite(most):
+    if step == 0.0:
+        while most > 0 and most * STABILITY_SAMPLES > window:
+            most = math.nextafter(most, 0.0)
         return most
     return math.floor(most / step) * step
 

@@ -189,7 +189,8 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         f"{'replays' if len(replaced) == 1 else 'replay'} a trace: estimated as a steady stream "
         "with the "
         "trace's mean rate, "
-        "read fraction and size mix (per op); its bursts and its own re-references are left out "
+        f"read fraction and size mix (per op); {'its' if len(replaced) == 1 else 'their'} bursts "
+        f"and {'its' if len(replaced) == 1 else 'their'} own re-references are left out "
         "(simulate for them)"
     )
     return scenario.model_copy(update={"groups": groups}), [note]

@@ -218,7 +218,33 @@ CHECK = {"name": "c", "metric": "mean_ms", "at_most": 5}
         (
             {"expect": [{**CHECK, "at_most": None, "approx": "2ms", "rel": 0.1, "given": "2ms"}]},
             "expect.0(c).given",
-            "less than approx",
+            "smaller than approx",
+        ),
+        (
+            {"expect": [{**CHECK, "at_most": None, "approx": "2ms", "rel": 0.1, "given": 0}]},
+            "expect.0(c).given",
+            "not 0",
+        ),
+        (
+            {
+                "expect": [
+                    {
+                        **CHECK,
+                        "metric": "iops",
+                        "at_most": None,
+                        "approx": 2,
+                        "rel": 0.1,
+                        "given": "1e400",
+                    }
+                ]
+            },
+            "expect.0(c).given",
+            "not a finite number",
+        ),
+        (
+            {"expect": [{**CHECK, "metric": "iops", "at_most": "nan"}]},
+            "expect.0(c).at_most",
+            "not a finite number",
         ),
         (
             {"expect": [{**CHECK, "at_most": None, "approx": "2ms", "rel": 0.1, "given": "1MB"}]},
@@ -331,9 +357,9 @@ def test_a_check_with_a_given_part_also_says_the_error_of_the_part_it_tests() ->
     )
     assert check.error == pytest.approx((0.09193 - 0.0933) / 0.0933, rel=1e-12)
     assert check.part_error == pytest.approx((0.09193 - 0.0933) / 0.0117, rel=1e-9)
-    assert check.line().endswith("(-1.5%; -11.7% of the part tested)")
+    assert check.line().endswith("(-1.5%; -11.7% of the 0.0117 ms tested)")
     report = validation_report([check], "simcache check x.toml")
-    assert "(error -1.5%; -11.7% of the part tested)" in report
+    assert "(error -1.5%; -11.7% of the 0.0117 ms tested)" in report
 
 
 def test_confidence_interval_of_the_mean_over_seeds() -> None:

@@ -165,14 +165,16 @@ def test_with_duration_is_the_override_of_duration_and_warmup(duration: float) -
 def test_a_run_of_a_few_smallest_doubles_is_refused_in_words() -> None:
     """The forty-fifth fuzz run's finding: a run of 7e-323 s, whose sample interval for a stability
     test (the window over 8) has its third digit below the smallest double, ended in a
-    ZeroDivisionError while the message was written; it is now told, the interval unrounded."""
+    ZeroDivisionError while the message was written; it is now told, the interval the largest
+    double whose 8 samples fit."""
     scenario = load_scenario(small())
     with pytest.raises(ScenarioError) as caught:
         scenario.with_duration(7e-323, source="<test>")
     ((where, message),) = caught.value.problems
     assert where == "run.sample_interval"
     assert message.startswith("0.25 s is longer than the run (run.duration 6.91692e-323 s)")
-    assert message.endswith("(9.88e-324 s for 8 samples after the warm-up)")
+    # 7e-323 / 8 is 1e-323 to the nearest double, whose 8 samples do not fit: the next one down
+    assert message.endswith("(4.94e-324 s for 8 samples after the warm-up)")
 
 
 @pytest.mark.parametrize(

@@ -356,7 +356,7 @@ def _document(path: Path) -> tuple[dict[str, Any], list[str]]:
     notes = []
     if text[:start].strip():
         notes.append(
-            f"skipped {counted(text[:start].count(chr(10)), 'line')} before the JSON object "
+            f"skipped {counted(len(text[:start].splitlines()), 'line')} before the JSON object "
             "(fio's messages)"
         )
     decoder = json.JSONDecoder()

@@ -272,9 +272,10 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         shown = ", ".join(str(n) for n in parsed.stray[:5]) + (
             ", ..." if len(parsed.stray) > 5 else ""
         )
+        one = len(parsed.stray) == 1
         notes.append(
             f"{counted(len(parsed.stray), 'line')} before the first histogram "
-            f"{'is' if len(parsed.stray) == 1 else 'are'} not used (lines {shown})"
+            f"{'is' if one else 'are'} not used ({'line' if one else 'lines'} {shown})"
         )
     mismatches = _bucket_mismatches(disks)
     if mismatches:
