@@ -15,6 +15,7 @@ __all__ = [
     "counted",
     "echo",
     "listing",
+    "plural",
 ]
 
 ECHO_CHARS = 100
@@ -75,9 +76,17 @@ def listing(names: Iterable[str], most: int = 12) -> str:
     return shown if len(names) <= most else f"{shown} and {len(names) - most:,} more"
 
 
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """The word for ``count`` things: ``one`` for 1, else ``many`` (``one`` + "s" by default):
+    ``plural(2, "line")`` is ``"lines"``, ``plural(1, "replays", "replay")`` ``"replays"``."""
+    if count == 1:
+        return one
+    return one + "s" if many is None else many
+
+
 def counted(count: int, noun: str) -> str:
     """A count and its noun for a message: ``"1 problem"``, ``"4 problems"``."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+    return f"{count:,} {plural(count, noun)}"
 
 
 class ScenarioError(ValueError):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simcache.base.errors import ScenarioError
+from simcache.base.errors import ScenarioError, plural
 from simcache.base.metrics import RECORD_METRICS, bound_value, ci95_half_width, metric_unit
 from simcache.base.units import format_size
 from simcache.results.result import Result
@@ -200,8 +200,7 @@ class CheckOutcome:
         elif not self.passed:
             seeds = self.failing_seeds
             if seeds:
-                noun = "seed" if len(seeds) == 1 else "seeds"
-                text += f"; fails for {noun} {', '.join(map(str, seeds))}"
+                text += f"; fails for {plural(len(seeds), 'seed')} {', '.join(map(str, seeds))}"
             if self.description:
                 text += f"  [{self.description}]"
         return text

@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import SweepStoreError, counted
+from simcache.base.errors import SweepStoreError, counted, plural
 from simcache.base.metrics import ESTIMATED_COLUMNS
 from simcache.base.version import __version__
 from simcache.native.sources import RESULT_MODULES, native_engine_files, source_digest
@@ -410,7 +410,7 @@ def _checksum(key: str, text: str) -> str:
 
 def _columns_named(names: list[str]) -> str:
     """``"column a"``, ``"columns a, b"``."""
-    return f"{'column' if len(names) == 1 else 'columns'} {', '.join(names)}"
+    return f"{plural(len(names), 'column')} {', '.join(names)}"
 
 
 def _required_columns(variant: Scenario) -> list[str]:

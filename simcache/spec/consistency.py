@@ -509,8 +509,10 @@ def sample_interval_for_test(window: float) -> float:
     the smallest double, a window of a few hundred zeros after the point, the largest double that
     gives them)."""
     most = window / STABILITY_SAMPLES
-    if not most > 0 or not math.isfinite(most):
-        return 0.0 if not most > 0 else most
+    if not most > 0:
+        return 0.0
+    if math.isinf(most):
+        return most
     step = 10.0 ** (math.floor(math.log10(most)) - 2)
     if step == 0.0:
         while most > 0 and most * STABILITY_SAMPLES > window:

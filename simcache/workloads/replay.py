@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from simcache.base.errors import plural
 from simcache.spec import Scenario, Workload
 from simcache.traces.trace import READ, WRITE, Trace
 
@@ -184,13 +185,14 @@ def mean_equivalent(scenario: Scenario) -> tuple[Scenario, list[str]]:
         replaced.append(group.name)
     if not replaced:
         return scenario, []
+    its = plural(len(replaced), "its", "their")
     note = (
-        f"{'group' if len(replaced) == 1 else 'groups'} {', '.join(replaced)} "
-        f"{'replays' if len(replaced) == 1 else 'replay'} a trace: estimated as a steady stream "
+        f"{plural(len(replaced), 'group')} {', '.join(replaced)} "
+        f"{plural(len(replaced), 'replays', 'replay')} a trace: estimated as a steady stream "
         "with the "
         "trace's mean rate, "
-        f"read fraction and size mix (per op); {'its' if len(replaced) == 1 else 'their'} bursts "
-        f"and {'its' if len(replaced) == 1 else 'their'} own re-references are left out "
+        f"read fraction and size mix (per op); {its} bursts and {its} own re-references are "
+        "left out "
         "(simulate for them)"
     )
     return scenario.model_copy(update={"groups": groups}), [note]

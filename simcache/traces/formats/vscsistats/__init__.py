@@ -121,7 +121,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcache.base.errors import counted
+from simcache.base.errors import counted, plural
 from simcache.base.names import group_name
 from simcache.base.units import UnitError, format_size, parse_size
 from simcache.traces.formats.base import FileReading, check_option_names
@@ -272,10 +272,10 @@ def read(path: Path, options: Mapping[str, Any]) -> FileReading:
         shown = ", ".join(str(n) for n in parsed.stray[:5]) + (
             ", ..." if len(parsed.stray) > 5 else ""
         )
-        one = len(parsed.stray) == 1
+        stray = len(parsed.stray)
         notes.append(
-            f"{counted(len(parsed.stray), 'line')} before the first histogram "
-            f"{'is' if one else 'are'} not used ({'line' if one else 'lines'} {shown})"
+            f"{counted(stray, 'line')} before the first histogram "
+            f"{plural(stray, 'is', 'are')} not used ({plural(stray, 'line')} {shown})"
         )
     mismatches = _bucket_mismatches(disks)
     if mismatches:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from simcache.base.errors import plural
 from simcache.base.metrics import PERCENTILES
 from simcache.traces.formats.vscsistats.locality import SHORT_SEEK, fit_locality, near_fraction
 from simcache.traces.formats.vscsistats.mean import bucket_bounds, histogram_label, matched
@@ -155,7 +156,7 @@ def _need(
     missing = [TITLE_OF[key] for key in wanted if key not in histograms]
     if missing:
         names = "; ".join(f"'{title}'" for title in missing)
-        noun = "histogram" if len(missing) == 1 else "histograms"
+        noun = plural(len(missing), "histogram")
         raise vscsi_error(path, None, disk.label, f"no {names} {noun} for this disk; {COLLECT}")
 
 

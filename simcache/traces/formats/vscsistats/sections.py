@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from simcache.base.errors import WorkloadFileError
+from simcache.base.errors import WorkloadFileError, plural
 from simcache.traces.formats.base import numbered_lines
 
 COLLECT = (
@@ -194,7 +194,7 @@ def _stat_line(path: Path, number: int, text: str, histogram: Histogram) -> str:
                 path,
                 number,
                 "Frequency header",
-                f"{', '.join(missing)} {'line' if len(missing) == 1 else 'lines'} missing before "
+                f"{', '.join(missing)} {plural(len(missing), 'line')} missing before "
                 "it (a section gives min, max, mean, count)",
             )
         return "rows"
