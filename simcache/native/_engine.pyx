@@ -58,6 +58,7 @@ included below, each opening with what it ports: the components' C structs and f
 ``writes``, ``destager``, ``lag``, ``vmotion``, ``moves``, ``failures``, ``sync``).
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.buffer cimport PyBUF_READ
 from cpython.memoryview cimport PyMemoryView_FromMemory
@@ -103,6 +104,7 @@ include "engine/pending.pxi"  # PendingDestage: the reads waiting for taken-over
 include "engine/sync.pxi"  # the Python components' state in and out (sync_in, sync_out)
 
 
+@cython.final  # its cdef methods called directly, not through a table
 cdef class Engine:
     """One run's native state (see the module docstring); built by ``native_run.prepare``."""
 
@@ -269,8 +271,8 @@ cdef class Engine:
                 free(self.tiers[i].log_table)
                 free(self.tiers[i].write_log_table)
                 free(self.tiers[i].channels)
-                free(self.tiers[i].starts)
-                free(self.tiers[i].ends)
+                free(self.tiers[i].starts_base)
+                free(self.tiers[i].ends_base)
                 free(self.tiers[i].m.intervals)
                 free(self.tiers[i].u.leftover)
         free(self.tiers)
@@ -480,11 +482,11 @@ cdef class Engine:
         self.eid = clock.eid
         for i in range(self.vm_count):
             if self.vms[i].open:
-                self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, i, OPEN_BEGIN)
+                self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, i, OPEN_BEGIN, 0)
                 self.eid += 1
                 continue
             while s < self.slot_count and self.slots[s].vm == i:
-                self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, s, BEGIN)
+                self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, s, BEGIN, 0)
                 self.eid += 1
                 s += 1
         if s != self.slot_count:
@@ -809,8 +811,8 @@ cdef class Engine:
                 port.share = INFINITY
         self.record_room = max(1, self.record_limit - self.buffer.count)
 
-    cdef int _push(
-        self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux=0
+    cdef inline int _push(
+        self, double time, int64_t key, int32_t slot, int32_t kind, int64_t aux
     ) except -1 nogil:
         cdef Entry item
         item.time = time
@@ -822,7 +824,7 @@ cdef class Engine:
 
     cdef inline int _schedule(self, double time, int32_t slot, int32_t kind) except -1 nogil:
         """schedule_at(clock, time, signal) (NORMAL, the next event id)."""
-        self._push(time, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, slot, kind)
+        self._push(time, (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, slot, kind, 0)
         self.eid += 1
         return 0
 

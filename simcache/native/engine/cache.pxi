@@ -7,6 +7,7 @@ cdef enum:
     VM_SHIFT = 40
     DEAD = -1
     MIN_SLOTS = 16
+    FOUND_HERE = 64  # a lookup's lines found, kept on the stack up to so many (else allocated)
     LOG_SLACK = 64
     FOLD = 29
 
@@ -38,19 +39,24 @@ cdef inline int64_t _home(int64_t key, int64_t mask) noexcept nogil:
     return (spread ^ (spread >> FOLD)) & mask
 
 
-cdef int _log_append(CacheState* c, int64_t key) except -1 nogil:
-    cdef int64_t cap
-    cdef int64_t* log
+cdef inline int _log_append(CacheState* c, int64_t key) except -1 nogil:
+    """``key`` at the recency log's end (room made out of line: :func:`_log_grow`)."""
     if c.log_n == c.log_cap:
-        cap = 2 * c.log_cap if c.log_cap else 64
-        log = <int64_t*>realloc(c.log, cap * sizeof(int64_t))
-        if log == NULL:
-            with gil:
-                raise MemoryError()
-        c.log = log
-        c.log_cap = cap
+        _log_grow(c)
     c.log[c.log_n] = key
     c.log_n += 1
+    return 0
+
+
+cdef int _log_grow(CacheState* c) except -1 nogil:
+    """The recency log full: twice its room (64 places at first)."""
+    cdef int64_t cap = 2 * c.log_cap if c.log_cap else 64
+    cdef int64_t* log = <int64_t*>realloc(c.log, cap * sizeof(int64_t))
+    if log == NULL:
+        with gil:
+            raise MemoryError()
+    c.log = log
+    c.log_cap = cap
     return 0
 
 
@@ -129,7 +135,7 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
     cdef int64_t lines = _floor_div(offset + size - 1, c.line) - first + 1
     cdef int64_t key = (vm << VM_SHIFT) + first, slot, position, k, mask = c.mask
     cdef int64_t spread = (first + (vm * VM_MIX & VM_OFFSET_MASK)) * LINE_MIX
-    cdef int64_t found_one
+    cdef int64_t found_here[FOUND_HERE]
     cdef int64_t* found
     if lines == 1:
         slot = (spread ^ (spread >> FOLD)) & mask
@@ -144,10 +150,12 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
         c.slots[slot] = <int32_t>c.log_n
         _log_append(c, key)
     else:
-        found = <int64_t*>malloc(max(1, lines) * sizeof(int64_t))  # (an empty I/O: none)
-        if found == NULL:
-            with gil:
-                raise MemoryError()
+        found = found_here
+        if lines > FOUND_HERE:
+            found = <int64_t*>malloc(lines * sizeof(int64_t))
+            if found == NULL:
+                with gil:
+                    raise MemoryError()
         for k in range(lines):
             slot = (spread ^ (spread >> FOLD)) & mask
             position = c.slots[slot]
@@ -155,7 +163,8 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
                 slot = (slot + 1) & mask
                 position = c.slots[slot]
             if not position:
-                free(found)
+                if found != found_here:
+                    free(found)
                 c.misses += 1
                 return 0
             found[k] = slot
@@ -166,7 +175,8 @@ cdef int _lookup(CacheState* c, int64_t vm, int64_t offset, int64_t size) except
             c.slots[found[k]] = <int32_t>c.log_n
             _log_append(c, c.log[position])
             c.log[position] = DEAD
-        free(found)
+        if found != found_here:
+            free(found)
     c.dead += lines
     c.hits += 1
     c.changed = True

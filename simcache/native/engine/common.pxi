@@ -136,6 +136,9 @@ cdef enum:
     BLOCK = 4096  # generators.BLOCK
     SECTOR = 512  # collect.SECTOR
     COMPONENTS = 5  # the latency components of a record
+    # a sort of at most so many items is an insertion sort (stable, as Python's sorted), a
+    # longer one qsort's: a flusher's runs, an elevator's window, the array cache's held runs
+    SMALL_SORT = 16
 
 cdef double PI = 3.141592653589793  # math.pi
 # ZipfRanks: below this |t|, log1p(t) / t and expm1(t) / t by their series (_SERIES_BELOW)

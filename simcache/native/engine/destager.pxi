@@ -130,12 +130,34 @@ cdef int _piece_cmp(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef Piece* _pieces_room(Piece* pieces, int32_t* cap, int32_t n) except NULL nogil:
-    """``pieces`` with room for ``n``."""
+cdef void _sort_pieces(Piece* pieces, Py_ssize_t n) noexcept nogil:
+    """``pieces`` in (VM, offset) order (:func:`_piece_cmp`; SMALL_SORT)."""
+    cdef Piece item
+    cdef Py_ssize_t k, i
+    if n > SMALL_SORT:
+        qsort(pieces, n, sizeof(Piece), _piece_cmp)
+        return
+    for k in range(1, n):
+        item = pieces[k]
+        i = k
+        while i > 0 and _piece_cmp(&pieces[i - 1], &item) > 0:
+            pieces[i] = pieces[i - 1]
+            i -= 1
+        pieces[i] = item
+
+
+cdef inline Piece* _pieces_room(Piece* pieces, int32_t* cap, int32_t n) except NULL nogil:
+    """``pieces`` with room for ``n`` (grown out of line: :func:`_pieces_grow`)."""
+    if n <= cap[0] and pieces != NULL:
+        return pieces
+    return _pieces_grow(pieces, cap, n)
+
+
+cdef Piece* _pieces_grow(Piece* pieces, int32_t* cap, int32_t n) except NULL nogil:
+    """``pieces`` (none yet, or room for fewer than ``n``) reallocated with room for ``n``: 16
+    places at least, doubled until."""
     cdef int32_t new_cap = cap[0]
     cdef Piece* grown
-    if n <= new_cap and pieces != NULL:
-        return pieces
     if new_cap < 16:
         new_cap = 16
     while new_cap < n:
@@ -176,7 +198,7 @@ cdef inline int32_t _held_count(uint32_t held) noexcept nogil:
 
 
 cdef int _enqueue(Engine self, int32_t h, int32_t v, int64_t offset, int64_t size,
-                  double now, uint32_t held, bint accept=True) except -1 nogil:
+                  double now, uint32_t held, bint accept) except -1 nogil:
     """Destager._accept (``accept``; else Destager.adopt: a write handed over) and _enqueue of
     VM ``v``'s write (its replicas' holders ``held``, packed): into the pending queue, the
     single-copy and short-of-peers bytes counted; the work signal queued now if it was not."""
@@ -447,13 +469,13 @@ cdef int _meta_record(Engine self, int32_t s, double now) except -1 nogil:
     cdef double done
     if not vm.metadata_batched:
         m.writes += 1
-        slot.local_done = _read(&self.tiers[h], now, vm.metadata_size, True)
+        slot.local_done = _read(&self.tiers[h], now, vm.metadata_size, True, 1.0)
         return _wb_legs(self, s, now)
     if m.next_pending:
         return _meta_join(m, s, m.next_id)
     if m.busy_until <= now:
         m.writes += 1
-        done = _read(&self.tiers[h], now, vm.metadata_size, True)
+        done = _read(&self.tiers[h], now, vm.metadata_size, True, 1.0)
         m.busy_until = done
         self._schedule(now + (done - now), s, META_OWN)  # = sleep()'s time
         return 0
@@ -473,7 +495,7 @@ cdef int _meta_start(Engine self, int32_t h, int64_t batch, double now) except -
     cdef double done
     m.next_pending = False
     m.writes += 1
-    done = _read(&self.tiers[h], now, m.next_size, True)
+    done = _read(&self.tiers[h], now, m.next_size, True, 1.0)
     m.busy_until = done
     self._push(now + (done - now), (<int64_t>NORMAL << PRIORITY_SHIFT) + self.eid, h,
                META_DONE, batch)
@@ -512,7 +534,7 @@ cdef int _wb_acked(Engine self, int32_t s, double now) except -1 nogil:
         return _wb_failed(self, s, now)
     if d.w_count == 0 and d.backlog + slot.size <= d.capacity:
         _enqueue(self, h, slot.vm, slot.offset, slot.size, now,
-                 _slot_holders(self, slot))
+                 _slot_holders(self, slot), True)
         return _wb_admitted(self, s, now)
     return _ring_put(&d.waiting, &d.w_head, &d.w_count, &d.w_cap, s)
 
@@ -529,10 +551,10 @@ cdef int _wb_admitted(Engine self, int32_t s, double now) except -1 nogil:
         waited_for_room = slot.arrived > slot.local_done
     if waited_for_room:  # for room in the send buffer: network time
         _record(self, s, now, slot.local_done - slot.issued, slot.arrived - slot.local_done,
-                0.0, self.path_write, now - slot.arrived)
+                0.0, self.path_write, now - slot.arrived, 0.0)
     elif slot.critical < 0:
         _record(self, s, now, slot.arrived - slot.issued, 0.0, 0.0, self.path_write,
-                now - slot.arrived)
+                now - slot.arrived, 0.0)
     else:
         _record(self, s, now, slot.begun - slot.issued,
                 (slot.arrived - slot.begun) - slot.critical, 0.0, self.path_write,
@@ -574,7 +596,7 @@ cdef int _admit_waiting(Engine self, int32_t h, double now) except -1 nogil:
         d.w_head = (d.w_head + 1) % d.w_cap
         d.w_count -= 1
         _enqueue(self, h, self.slots[s].vm, self.slots[s].offset, self.slots[s].size, now,
-                 _slot_holders(self, &self.slots[s]))
+                 _slot_holders(self, &self.slots[s]), True)
         self._schedule(now, s, WB_ADMITTED)
     return 0
 
@@ -626,7 +648,7 @@ cdef int _take(Engine self, int32_t fi, double now) except -1 nogil:
     # Destager.coalesce: the runs, sorted by (VM, offset), overlapping or adjacent ones merged
     f.runs = _pieces_room(f.runs, &f.runs_cap, n)
     memcpy(f.runs, f.items, n * sizeof(Piece))
-    qsort(f.runs, n, sizeof(Piece), _piece_cmp)
+    _sort_pieces(f.runs, n)
     f.n_runs = 0
     for k in range(n):
         item = f.runs[k]
@@ -713,7 +735,7 @@ cdef bint _background(Engine self, int32_t h, double now, int64_t size, double* 
         d.credit = credit - cost if credit > cost else 0.0
     self.dest[h].background_operations += 1
     foreground = t.foreground_until
-    at[0] = _read(t, now, size)
+    at[0] = _read(t, now, size, False, 1.0)
     t.foreground_until = foreground
     return True
 
@@ -802,7 +824,7 @@ cdef int _look_for_work(Engine self, int32_t fi, double now) except -1 nogil:
         if not _read_chunk(self, fi, False, now):
             _send_batch(self, fi, now)
         return 0
-    done = _read(&self.tiers[f.host], now, f.unique)
+    done = _read(&self.tiers[f.host], now, f.unique, False, 1.0)
     f.phase = F_READ
     self._schedule(now + (done - now), fi, FLUSH)  # = sleep()'s time
     return 0

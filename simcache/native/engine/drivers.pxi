@@ -99,7 +99,7 @@ cdef int _start(Engine self, int32_t s, double now, int32_t kind) except -1 nogi
             return _miss(self, s, now)
     else:
         t.hits += 1  # Cache.lookup: every line held
-    done = _read(t, now, size)
+    done = _read(t, now, size, False, 1.0)
     self._schedule(now + (done - now), s, kind)
     return 0
 
@@ -173,7 +173,7 @@ cdef int _served(Engine self, int32_t s, double now) except -1 nogil:
     if self.tier_down[self.slots[s].host]:
         self.slots[s].number = -1  # failed: not in flight either (reads_in_flight.pop)
         return 0
-    return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit)
+    return _record(self, s, now, now - self.slots[s].issued, 0.0, 0.0, self.path_hit, 0.0, 0.0)
 
 
 cdef int _miss(Engine self, int32_t s, double now) except -1 nogil:
@@ -284,10 +284,10 @@ cdef int _miss_done(Engine self, int32_t s, double now) except -1 nogil:
     if self.any_dead and self.host_dead[slot.host]:
         return _host_died_under(self, s, now)
     if not self.tier_down[slot.host]:  # (device_failure: there is no cache to fill)
-        _read(&self.tiers[slot.host], now, slot.size, True)
+        _read(&self.tiers[slot.host], now, slot.size, True, 1.0)
         _insert(&self.caches[slot.host], vm.index, slot.offset, slot.size)
     _record(self, s, now, 0.0, ((now - slot.issued) - array_time) - slot.waited, array_time,
-            self.path_miss, slot.waited)
+            self.path_miss, slot.waited, 0.0)
     return _slot_done(self, s, now)
 
 

@@ -133,6 +133,6 @@ cdef int _restart_slots(Engine self, int32_t v, double now) except -1:
         s = _take_slot(self, v)
         self.slots[s].closed = True
         self.slots[s].life = -1
-        self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, s, BEGIN)
+        self._push(now, (<int64_t>URGENT << PRIORITY_SHIFT) + self.eid, s, BEGIN, 0)
         self.eid += 1
     return 0

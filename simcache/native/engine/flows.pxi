@@ -97,17 +97,23 @@ cdef int32_t _new_flow(Engine self) except -1 nogil:
     return f
 
 
-cdef int _active_add(Engine self, PortState* port, int32_t f) except -1 nogil:
-    cdef int32_t* active
+cdef inline int _active_add(Engine self, PortState* port, int32_t f) except -1 nogil:
+    """Flow ``f`` among the port's active ones (room made out of line: :func:`_active_grow`)."""
     if port.nactive == port.active_cap:
-        active = <int32_t*>realloc(port.active, 2 * port.active_cap * sizeof(int32_t))
-        if active == NULL:
-            with gil:
-                raise MemoryError()
-        port.active = active
-        port.active_cap *= 2
+        _active_grow(port)
     port.active[port.nactive] = f
     port.nactive += 1
+    return 0
+
+
+cdef int _active_grow(PortState* port) except -1 nogil:
+    """The port's active flows full: twice their room."""
+    cdef int32_t* active = <int32_t*>realloc(port.active, 2 * port.active_cap * sizeof(int32_t))
+    if active == NULL:
+        with gil:
+            raise MemoryError()
+    port.active = active
+    port.active_cap *= 2
     return 0
 
 
@@ -286,16 +292,22 @@ cdef int _rerate(Engine self, int32_t fi, double now) except -1 nogil:
     return 0
 
 
-cdef int _mark_push(Engine self, double time, int64_t key, int32_t fi) except -1 nogil:
+cdef int _marks_grow(Engine self) except -1 nogil:
+    """The finish marks' heap full: twice its room."""
+    cdef Entry* marks = <Entry*>realloc(self.marks, 2 * self.marks_cap * sizeof(Entry))
+    if marks == NULL:
+        with gil:
+            raise MemoryError()
+    self.marks = marks
+    self.marks_cap *= 2
+    return 0
+
+
+cdef inline int _mark_push(Engine self, double time, int64_t key, int32_t fi) except -1 nogil:
+    """A shared flow's finish mark into the heap (by time, then key)."""
     cdef Py_ssize_t pos, parent
-    cdef Entry* marks
     if self.marks_n == self.marks_cap:
-        marks = <Entry*>realloc(self.marks, 2 * self.marks_cap * sizeof(Entry))
-        if marks == NULL:
-            with gil:
-                raise MemoryError()
-        self.marks = marks
-        self.marks_cap *= 2
+        _marks_grow(self)
     pos = self.marks_n
     self.marks_n += 1
     while pos > 0:
@@ -311,7 +323,8 @@ cdef int _mark_push(Engine self, double time, int64_t key, int32_t fi) except -1
     return 0
 
 
-cdef Entry _mark_pop(Engine self) noexcept nogil:
+cdef inline Entry _mark_pop(Engine self) noexcept nogil:
+    """The first finish mark, taken out of the heap."""
     cdef Entry top = self.marks[0], last
     cdef Py_ssize_t pos = 0, child, size
     self.marks_n -= 1

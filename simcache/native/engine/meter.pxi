@@ -31,11 +31,17 @@ cdef inline double _uniform(Uniforms* t) noexcept nogil:
     return t.bitgen.next_double(t.bitgen.state)
 
 
-cdef int _held_room(Meter* t, int64_t n) except -1 nogil:
+cdef inline int _held_room(Meter* t, int64_t n) except -1 nogil:
+    """Room for ``n`` intervals (grown out of line: :func:`_held_grow`)."""
+    if n <= t.held_cap:
+        return 0
+    return _held_grow(t, n)
+
+
+cdef int _held_grow(Meter* t, int64_t n) except -1 nogil:
+    """Room for ``n`` intervals, more than the meter holds room for: its room doubled until."""
     cdef int64_t cap = t.held_cap
     cdef double* intervals
-    if n <= cap:
-        return 0
     while cap < n:
         cap *= 2
     intervals = <double*>realloc(t.intervals, 2 * cap * sizeof(double))
@@ -92,7 +98,7 @@ cdef tuple _meter_sample(Meter* t, double at):
     return (busy, t.held)
 
 
-cdef int _meter_add(Meter* t, double start, double finish, double now) except -1 nogil:
+cdef inline int _meter_add(Meter* t, double start, double finish, double now) except -1 nogil:
     """BusyMeter.add."""
     _held_room(t, t.held + 1)
     t.intervals[2 * t.held] = start

@@ -39,7 +39,7 @@ cdef int _remote_asked(Engine self, int32_t s, double now) except -1 nogil:
     """The old host reads its tier (its time: the record's peer-tier part), then sends the
     data."""
     cdef Slot* slot = &self.slots[s]
-    cdef double done = _read(&self.tiers[slot.source], now, slot.size, False)
+    cdef double done = _read(&self.tiers[slot.source], now, slot.size, False, 1.0)
     slot.array_time = done - now  # (the peer tier's time)
     self._schedule(now + (done - now), s, REMOTE_READ)  # = sleep()'s time
     return 0
@@ -65,7 +65,7 @@ cdef int _remote_arrived(Engine self, int32_t s, double now) except -1 nogil:
     if self.any_dead and self.host_dead[slot.host]:  # its host died under it: nothing recorded
         return _host_died_under(self, s, now)
     if not self.tier_down[slot.host]:
-        _read(&self.tiers[slot.host], now, slot.size, True)
+        _read(&self.tiers[slot.host], now, slot.size, True, 1.0)
         _insert(&self.caches[slot.host], vm.index, slot.offset, slot.size)
     _record(self, s, now, 0.0, (now - slot.issued) - peer_tier, 0.0, self.path_remote, 0.0,
             peer_tier)

@@ -152,7 +152,7 @@ cdef int _rq_spill(RadixQueue* q) except -1 nogil:
     return 0
 
 
-cdef int _rq_push(RadixQueue* q, Entry* entry) except -1 nogil:
+cdef inline int _rq_push(RadixQueue* q, Entry* entry) except -1 nogil:
     """Queue ``entry`` (its time >= 0): into the bucket its bits give against ``base``, the
     front if at most it."""
     cdef uint64_t bits = _rq_bits(entry.time)
@@ -191,17 +191,19 @@ cdef int _rq_refill(RadixQueue* q) except -1 nogil:
     q.head = 0
     front.n = 0
     if n <= RQ_SORTED_MOST:
-        while front.cap < n:
-            _rq_grow(front)
-        for k in range(n):  # insertion sort into the front
+        for k in range(1, n):  # an insertion sort, in place
             item = entries[k]
             i = k
-            while i > 0 and _rq_after(&front.entries[i - 1], &item):
-                front.entries[i] = front.entries[i - 1]
+            while i > 0 and _rq_after(&entries[i - 1], &item):
+                entries[i] = entries[i - 1]
                 i -= 1
-            front.entries[i] = item
+            entries[i] = item
+        # the bucket's array becomes the front's, the (empty) front's the bucket's
+        bucket.entries = front.entries
+        bucket.cap, front.cap = front.cap, bucket.cap
+        front.entries = entries
         front.n = n
-        q.base = _rq_bits(front.entries[n - 1].time)
+        q.base = _rq_bits(entries[n - 1].time)
         bucket.n = 0
         q.filled = (q.filled & ~((<uint64_t>1) << b)) | 1
         return 0

@@ -3,7 +3,7 @@
 # records to the buffer's sink or the blocks (_records_out).
 
 cdef int _record(Engine self, int32_t s, double now, double local, double network, double array,
-                 double path, double waited=0.0, double peer_tier=0.0) except -1 nogil:
+                 double path, double waited, double peer_tier) except -1 nogil:
     """RecordBuffer.add's fields of slot ``s``'s I/O, done now (``waited``: its destage-wait
     component; ``peer_tier``: its slowest replica leg's time on its peer's tier)."""
     cdef Slot* slot = &self.slots[s]

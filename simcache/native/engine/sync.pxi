@@ -35,8 +35,9 @@ cdef int _setup_tier(Engine self, Py_ssize_t i) except -1:
     t.nch = len(tier._channel_free)
     t.channels = <double*>malloc(max(1, t.nch) * sizeof(double))
     t.pipe_cap = 16
-    t.starts = <double*>malloc(t.pipe_cap * sizeof(double))
-    t.ends = <double*>malloc(t.pipe_cap * sizeof(double))
+    t.pipe_head = 0
+    t.starts = t.starts_base = <double*>malloc(t.pipe_cap * sizeof(double))
+    t.ends = t.ends_base = <double*>malloc(t.pipe_cap * sizeof(double))
     t.m.held_cap = FOLD_AT
     t.m.intervals = <double*>malloc(2 * t.m.held_cap * sizeof(double))
     if (t.log_table == NULL or t.write_log_table == NULL or t.channels == NULL
@@ -66,6 +67,10 @@ cdef int _tier_in(Engine self, Py_ssize_t i) except -1:
     pipe = tier._pipe
     starts, ends = pipe._starts, pipe._ends
     n = len(starts)
+    t.pipe_head = 0
+    t.starts = t.starts_base
+    t.ends = t.ends_base
+    t.pipe_n = 0
     _pipe_room(t, n)
     for k in range(n):
         t.starts[k] = starts[k]

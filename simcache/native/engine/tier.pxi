@@ -16,9 +16,14 @@ cdef struct TierState:
     double points
     double* channels
     int32_t nch
+    # the transfer pipe's bookings (TransferPipe._starts, _ends), from ``pipe_head`` on in the
+    # arrays allocated at ``starts_base`` and ``ends_base`` (``starts``, ``ends``: their first;
+    # those done are passed over, not moved out: _book), ``pipe_cap`` places each
     double* starts
     double* ends
-    Py_ssize_t pipe_n, pipe_cap
+    double* starts_base
+    double* ends_base
+    Py_ssize_t pipe_n, pipe_cap, pipe_head
     int64_t operations, bytes_read
     int64_t hits  # its host cache's lookups answered since the last sync_out
     Meter m  # its busy meter
@@ -31,24 +36,40 @@ cdef struct TierState:
     int64_t bytes_written
 
 
-cdef int _pipe_room(TierState* t, Py_ssize_t n) except -1 nogil:
+cdef inline int _pipe_room(TierState* t, Py_ssize_t n) except -1 nogil:
+    """Room for ``n`` bookings from the pipe's first (out of line if none: :func:`_pipe_grow`)."""
+    if t.pipe_head + n <= t.pipe_cap:
+        return 0
+    return _pipe_grow(t, n)
+
+
+cdef int _pipe_grow(TierState* t, Py_ssize_t n) except -1 nogil:
+    """Room for ``n`` bookings: the pipe's bookings moved to its arrays' start, and the arrays
+    doubled until ``n`` fill at most half of them (a pipe that stays nearly full is not moved
+    again at every booking)."""
     cdef Py_ssize_t cap = t.pipe_cap
     cdef double* starts
     cdef double* ends
-    if n <= cap:
+    if t.pipe_head:
+        memmove(t.starts_base, t.starts, t.pipe_n * sizeof(double))
+        memmove(t.ends_base, t.ends, t.pipe_n * sizeof(double))
+        t.pipe_head = 0
+        t.starts = t.starts_base
+        t.ends = t.ends_base
+    if 2 * n <= cap:
         return 0
-    while cap < n:
+    while cap < 2 * n:
         cap *= 2
-    starts = <double*>realloc(t.starts, cap * sizeof(double))
+    starts = <double*>realloc(t.starts_base, cap * sizeof(double))
     if starts == NULL:
         with gil:
             raise MemoryError()
-    t.starts = starts
-    ends = <double*>realloc(t.ends, cap * sizeof(double))
+    t.starts_base = t.starts = starts
+    ends = <double*>realloc(t.ends_base, cap * sizeof(double))
     if ends == NULL:
         with gil:
             raise MemoryError()
-    t.ends = ends
+    t.ends_base = t.ends = ends
     t.pipe_cap = cap
     return 0
 
@@ -66,9 +87,10 @@ cdef double _book(TierState* t, double now, double ready, double duration) excep
         else:
             low = middle + 1
     done = low
-    if done:
-        memmove(t.starts, t.starts + done, (n - done) * sizeof(double))
-        memmove(t.ends, t.ends + done, (n - done) * sizeof(double))
+    if done:  # the bookings done by now passed over (TransferPipe's del of them)
+        t.starts += done
+        t.ends += done
+        t.pipe_head += done
         n -= done
         t.pipe_n = n
     if n == 0 or ready >= t.ends[n - 1]:
@@ -162,8 +184,8 @@ cdef double _take_clean(TierState* t, double now, double size) noexcept nogil:
     return start
 
 
-cdef double _read(TierState* t, double now, int64_t size, bint is_write=False,
-                  double gc_factor=1.0) except? -1 nogil:
+cdef double _read(TierState* t, double now, int64_t size, bint is_write,
+                  double gc_factor) except? -1 nogil:
     """Tier.submit(now, size, is_write, gc_factor): when the operation completes."""
     cdef double ready = now + t.overhead, free_at, latency, position, low, transfer, command
     cdef double start, transfer_start, finish, busy, share, per_byte

@@ -53,7 +53,7 @@ cdef int _vmotion_add(Engine self, clock, dict record, list paths, double wire, 
         for j in range(len(path)):
             m.ports[k * MAX_PATH + j] = _port_position(self, path[j])
     self._vmotion_records.append(record)
-    self._push(clock.now, (<int64_t>URGENT << PRIORITY_SHIFT) + clock.eid, v, VMOTION_INIT)
+    self._push(clock.now, (<int64_t>URGENT << PRIORITY_SHIFT) + clock.eid, v, VMOTION_INIT, 0)
     clock.eid += 1
     return 0
 

@@ -130,6 +130,23 @@ cdef int _by_place(const void* x, const void* y) noexcept nogil:
     return 0
 
 
+cdef void _sort_window(ElevOp* win, Py_ssize_t n) noexcept nogil:
+    """An elevator's window in (position, chunk, rmw) order, ties in their order (SMALL_SORT:
+    an insertion sort, as stable as Python's sorted)."""
+    cdef ElevOp item
+    cdef Py_ssize_t k, i
+    if n > SMALL_SORT:
+        qsort(win, n, sizeof(ElevOp), _by_place)
+        return
+    for k in range(1, n):
+        item = win[k]
+        i = k
+        while i > 0 and _by_place(&win[i - 1], &item) > 0:
+            win[i] = win[i - 1]
+            i -= 1
+        win[i] = item
+
+
 cdef inline int64_t _up(ArrayWrites* w, ElevOp* win, int64_t start, int64_t size, int64_t o
                         ) noexcept nogil:
     """The segments from ``start`` up, appended to ``w.order`` at ``o``."""
@@ -166,7 +183,7 @@ cdef int64_t _elevator_order(ArrayWrites* w, ElevOp* requests, int64_t n, int64_
     while first < n:
         size = w.depth if first + w.depth <= n else n - first
         memcpy(win, requests + first, size * sizeof(ElevOp))
-        qsort(win, size, sizeof(ElevOp), _by_place)
+        _sort_window(win, size)
         starts[0] = 0
         ns = 1
         below = 1 if win[0].position < position else 0
@@ -354,6 +371,22 @@ cdef int _by_address(const void* x, const void* y) noexcept nogil:
     return 0
 
 
+cdef void _sort_held(HeldRun* held, Py_ssize_t n) noexcept nogil:
+    """The held runs in :func:`_by_address`'s order (SMALL_SORT: an insertion sort)."""
+    cdef HeldRun item
+    cdef Py_ssize_t k, i
+    if n > SMALL_SORT:
+        qsort(held, n, sizeof(HeldRun), _by_address)
+        return
+    for k in range(1, n):
+        item = held[k]
+        i = k
+        while i > 0 and _by_address(&held[i - 1], &item) > 0:
+            held[i] = held[i - 1]
+            i -= 1
+        held[i] = item
+
+
 cdef int64_t _merge_held(ArrayWrites* w) noexcept nogil:
     """merge_runs(_held, logical_address) into ``w.merged``: the held runs sorted by address,
     overlapping or adjacent runs of one VM merged (the same integer operations); how many. The
@@ -361,7 +394,7 @@ cdef int64_t _merge_held(ArrayWrites* w) noexcept nogil:
     cdef int64_t m = 0, k, last_end
     cdef HeldRun* run
     cdef Piece* last
-    qsort(w.held, w.n_held, sizeof(HeldRun), _by_address)
+    _sort_held(w.held, w.n_held)
     for k in range(w.n_held):
         run = &w.held[k]
         if m:
@@ -635,8 +668,8 @@ cdef int _wt_done(Engine self, int32_t s, double now) except -1 nogil:
         self.vms[v].loss_written_through += slot.size
     if acked >= slot.local_done:
         _record(self, s, now, slot.begun - slot.issued, (now - slot.begun) - array_time,
-                array_time, self.path_write)
+                array_time, self.path_write, 0.0, 0.0)
     else:
-        _record(self, s, now, now - slot.issued, 0.0, 0.0, self.path_write)
+        _record(self, s, now, now - slot.issued, 0.0, 0.0, self.path_write, 0.0, 0.0)
     _serial_done(self, v, now)
     return _slot_done(self, s, now)
