@@ -93,12 +93,13 @@ cdef inline double _seek_from(ArrayState* a, int64_t head, int64_t place) noexce
 cdef int64_t _candidates(ArrayState* a, int64_t s, double now) noexcept nogil:
     """Spindles._candidates: the commands the drive chooses among for the slot booked now."""
     cdef double* pending = a.pend[s]
-    cdef int64_t n = a.pend_n[s], done = 0, held, candidates
+    cdef int64_t n = a.pend_n[s], done = 0, held, candidates, k
     while done < n and pending[done] <= now:
         done += 1
     if done:
-        memmove(pending, pending + done, (n - done) * sizeof(double))
         n -= done
+        for k in range(n):  # a drive's few pending commands, a loop rather than memmove's call
+            pending[k] = pending[k + done]
         a.pend_n[s] = n
     held = n if n < a.drive_depth else a.drive_depth - 1
     candidates = held - a.reorder_lag

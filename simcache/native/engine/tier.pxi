@@ -114,8 +114,9 @@ cdef double _book(TierState* t, double now, double ready, double duration) excep
             start = t.ends[index]
         index += 1
     _pipe_room(t, n + 1)
-    memmove(t.starts + index + 1, t.starts + index, (n - index) * sizeof(double))
-    memmove(t.ends + index + 1, t.ends + index, (n - index) * sizeof(double))
+    if index < n:  # mostly the booking goes last
+        memmove(t.starts + index + 1, t.starts + index, (n - index) * sizeof(double))
+        memmove(t.ends + index + 1, t.ends + index, (n - index) * sizeof(double))
     t.starts[index] = start
     t.ends[index] = start + duration
     t.pipe_n = n + 1
