@@ -201,7 +201,7 @@ def linear_percentiles(values: np.ndarray, percents: Sequence[float]) -> list[fl
     if top < 0:
         return [math.nan] * len(percents)
     places: list[tuple[int, int, float]] = []
-    ranks = {0, top}
+    ranks = {top}  # the last rank: the NaN check and any percent at or past it
     for percent in percents:
         virtual = top * (percent / 100.0)
         if virtual >= top:  # at or past the last rank: the largest value

@@ -42,9 +42,9 @@ def test_the_figures_of_numpy_percentile(values: np.ndarray, percents: list[floa
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 100, 101, 1000, 1001])
-def test_the_summary_percentiles_of_latencies(n: int) -> None:
-    """The summary's and the series' percentiles of lognormal latencies with ties, at sizes
-    where ``(n - 1) * p / 100`` lands on a rank and between two."""
+def test_the_percentiles_of_latencies(n: int) -> None:
+    """A summary's and a series' percentiles of lognormal latencies with ties, at sizes where
+    ``(n - 1) * p / 100`` lands on a rank and between two."""
     rng = np.random.default_rng(n)
     values = np.round(rng.lognormal(0.0, 1.0, n), 3)  # rounded: ties among them
     for percents in (ALL, [PERCENTILES[name] for name in HEADLINE_PERCENTILES], [0.0, 100.0]):
